@@ -1,0 +1,197 @@
+"""The three languages of STATE.md: headings, title line, suffix tokens and message texts.
+
+Pure data. zh-TW is antigravity-state's format character for character (full-width brackets and
+separators, two U+2500 in the title); its messages are the peer validator's own wording.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KEYS: tuple[str, ...] = (
+    "goal",
+    "done",
+    "changed_files",
+    "open_issues",
+    "key_data",
+    "failed_attempts",
+    "next_steps",
+)
+
+# ASCII digits only: JavaScript's \d (the peer's) never matches other scripts' digits.
+_STAMP = r"([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2})"
+
+
+@dataclass(frozen=True)
+class Language:
+    code: str
+    headings: tuple[str, ...]  # in KEYS order
+    title_prefix: str  # everything before the time stamp
+    verify: str  # suffix token before a verification
+    reason: str  # suffix token before a blocking reason
+    list_separator: str  # joins section names in messages
+    messages: dict[str, str]
+
+    @property
+    def title_pattern(self) -> re.Pattern[str]:
+        return re.compile("^" + re.escape(self.title_prefix) + _STAMP + "$")
+
+    def heading(self, key: str) -> str:
+        return self.headings[KEYS.index(key)]
+
+    def title(self, stamp: str) -> str:
+        return self.title_prefix + stamp
+
+    def message(self, code: str, **fields: object) -> str:
+        return self.messages[code].format(**fields)
+
+
+# Message codes shared by every language; the fields each one takes are fixed.
+_ZH_TW_MESSAGES = {
+    "title": "標題行須為「# 任務狀態 ── 最後更新 YYYY-MM-DD HH:mm」",
+    "sections": "段落須恰為七段且順序固定：{expected}；實際：{actual}",
+    "none": "（無）",
+    "key_items": "「{name}」最多 5 項，實際 {count} 項",
+    "lines": "「{name}」最多 5 行，實際 {count} 行",
+    "done_item": "「{name}」每項須以「- [x] 」開頭：{line}",
+    "done_verify": "「{name}」項目缺「｜驗證：」：{line}",
+    "next_item": "「{name}」每項須以「- [ ] 」「- [>] 」或「- [!] 」開頭：{line}",
+    "next_x": "「{name}」不得含 [x]，已完成項目請移到「{done}」：{line}",
+    "blocked_reason": "受阻項目缺「｜原因：」：{line}",
+    "in_progress": "「{name}」最多一個 [>] 進行中項目，實際 {count} 個",
+    "marker_outside": "「{name}」含進度標記 [{marker}]，標記只用於「{next}」與「{done}」：{line}",
+    "too_big": "STATE.md 超過 1 MiB（{size} 位元組），拒絕處理",
+    "not_text": "STATE.md 不是 UTF-8 文字",
+    "conflict": "「{name}」超出限制，請壓縮（同步合併的結果）",
+}
+
+_ZH_CN_MESSAGES = {
+    "title": "标题行须为「# 任务状态 ── 最后更新 YYYY-MM-DD HH:mm」",
+    "sections": "段落须恰为七段且顺序固定：{expected}；实际：{actual}",
+    "none": "（无）",
+    "key_items": "「{name}」最多 5 项，实际 {count} 项",
+    "lines": "「{name}」最多 5 行，实际 {count} 行",
+    "done_item": "「{name}」每项须以「- [x] 」开头：{line}",
+    "done_verify": "「{name}」项目缺「｜验证：」：{line}",
+    "next_item": "「{name}」每项须以「- [ ] 」「- [>] 」或「- [!] 」开头：{line}",
+    "next_x": "「{name}」不得含 [x]，已完成项目请移到「{done}」：{line}",
+    "blocked_reason": "受阻项目缺「｜原因：」：{line}",
+    "in_progress": "「{name}」最多一个 [>] 进行中项目，实际 {count} 个",
+    "marker_outside": "「{name}」含进度标记 [{marker}]，标记只用于「{next}」与「{done}」：{line}",
+    "too_big": "STATE.md 超过 1 MiB（{size} 字节），拒绝处理",
+    "not_text": "STATE.md 不是 UTF-8 文本",
+    "conflict": "「{name}」超出限制，请压缩（同步合并的结果）",
+}
+
+_EN_MESSAGES = {
+    "title": 'the title line must be "# Task state — updated YYYY-MM-DD HH:mm"',
+    "sections": "there must be exactly seven sections in this order: {expected}; found: {actual}",
+    "none": "(none)",
+    "key_items": '"{name}" holds at most 5 items, found {count}',
+    "lines": '"{name}" holds at most 5 lines, found {count}',
+    "done_item": 'every line of "{name}" must start with "- [x] ": {line}',
+    "done_verify": 'a "{name}" item lacks " | verified: ": {line}',
+    "next_item": 'every line of "{name}" must start with "- [ ] ", "- [>] " or "- [!] ": {line}',
+    "next_x": '"{name}" must not hold [x]; move finished items to "{done}": {line}',
+    "blocked_reason": 'a blocked item lacks " | reason: ": {line}',
+    "in_progress": '"{name}" holds at most one [>] item in progress, found {count}',
+    "marker_outside": (
+        '"{name}" holds the progress marker [{marker}]; markers belong in "{next}" and "{done}": '
+        "{line}"
+    ),
+    "too_big": "STATE.md is over 1 MiB ({size} bytes); refusing to read it",
+    "not_text": "STATE.md is not UTF-8 text",
+    "conflict": '"{name}" breaks its size limit after a sync merge; compress it',
+}
+
+ZH_TW = Language(
+    code="zh-TW",
+    headings=(
+        "目標",
+        "已完成",
+        "已變更檔案",
+        "待解決",
+        "關鍵資料（原樣保留）",
+        "已試過但失敗",
+        "下一步",
+    ),
+    title_prefix="# 任務狀態 ── 最後更新 ",
+    verify="｜驗證：",
+    reason="｜原因：",
+    list_separator="、",
+    messages=_ZH_TW_MESSAGES,
+)
+
+ZH_CN = Language(
+    code="zh-CN",
+    headings=(
+        "目标",
+        "已完成",
+        "已变更文件",
+        "待解决",
+        "关键资料（原样保留）",
+        "已试过但失败",
+        "下一步",
+    ),
+    title_prefix="# 任务状态 ── 最后更新 ",
+    verify="｜验证：",
+    reason="｜原因：",
+    list_separator="、",
+    messages=_ZH_CN_MESSAGES,
+)
+
+EN = Language(
+    code="en",
+    headings=(
+        "Goal",
+        "Done",
+        "Changed files",
+        "Open issues",
+        "Key data (verbatim)",
+        "Tried and failed",
+        "Next steps",
+    ),
+    title_prefix="# Task state — updated ",
+    verify=" | verified: ",
+    reason=" | reason: ",
+    list_separator=", ",
+    messages=_EN_MESSAGES,
+)
+
+LANGUAGES: dict[str, Language] = {lang.code: lang for lang in (ZH_TW, ZH_CN, EN)}
+
+
+def by_code(code: str) -> Language:
+    """The language for a code such as `zh-TW`; case-insensitive, `_` accepted for `-`."""
+    wanted = code.replace("_", "-").lower()
+    for lang in LANGUAGES.values():
+        if lang.code.lower() == wanted:
+            return lang
+    raise KeyError(code)
+
+
+def from_locale(lang_env: str | None) -> Language:
+    """The default language for a new document from $LANG (DESIGN.md §2)."""
+    value = (lang_env or "").lower()
+    if value.startswith(("zh_tw", "zh_hk", "zh-tw", "zh-hk")):
+        return ZH_TW
+    if value.startswith(("zh_cn", "zh_sg", "zh-cn", "zh-sg")):
+        return ZH_CN
+    return EN
+
+
+def detect(title: str | None, headings: list[str]) -> Language:
+    """Guess a document's language from its title and `## ` headings.
+
+    Each language scores one point per heading (and the title prefix) it owns; zh-TW wins ties
+    because it is the peer's format and zh-TW/zh-CN share several headings.
+    """
+    best, best_score = ZH_TW, -1
+    for lang in (ZH_TW, ZH_CN, EN):
+        score = sum(1 for h in headings if h in lang.headings)
+        if title is not None and title.startswith(lang.title_prefix):
+            score += 2
+        if score > best_score:
+            best, best_score = lang, score
+    return best

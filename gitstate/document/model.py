@@ -1,0 +1,204 @@
+"""STATE.md as a value: outline (what a reader sees, with line numbers), Document, parse, render.
+
+Pure: no git, no file I/O. `parse` accepts any text whose title and seven headings are right;
+content rules (sizes, markers) are `validate`'s business, so an over-long merged document can
+still be loaded, shown and shrunk.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from gitstate.document import language as lang_mod
+from gitstate.document.language import KEYS, Language
+from gitstate.errors import InvalidDocument
+
+MAX_BYTES = 1024 * 1024
+BOM = "\ufeff"
+
+# The peer's item grammar, verbatim: a hyphen bullet, one whitespace, a lower-case marker, text.
+ITEM_RE = re.compile(r"^\s*-\s\[( |>|!|x)\]\s+(.*)$")
+BULLET_RE = re.compile(r"^\s*[-*]\s")
+HEADING_RE = re.compile(r"^## (.+)$")
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int  # 1-based, in the source text
+    text: str  # trailing whitespace already stripped
+
+
+@dataclass(frozen=True)
+class RawSection:
+    name: str
+    number: int  # line of the `## ` heading
+    lines: tuple[Line, ...]  # non-blank lines only
+
+
+@dataclass(frozen=True)
+class Outline:
+    """A text cut the way the peer validator cuts it; never fails."""
+
+    title: Line | None
+    preamble: tuple[Line, ...]
+    sections: tuple[RawSection, ...]
+    bom: bool
+
+    @property
+    def language(self) -> Language:
+        return lang_mod.detect(
+            self.title.text if self.title else None, [s.name for s in self.sections]
+        )
+
+
+def outline(text: str) -> Outline:
+    """Split text into title, preamble and sections, keeping line numbers."""
+    bom = text.startswith(BOM)
+    if bom:
+        text = text[1:]
+    title: Line | None = None
+    preamble: list[Line] = []
+    sections: list[RawSection] = []
+    current: tuple[str, int, list[Line]] | None = None
+    # The peer splits on \r?\n and strips trailing whitespace from every line.
+    for number, raw in enumerate(re.split(r"\r?\n", text), start=1):
+        line = raw.rstrip()
+        if title is None and line.startswith("# "):
+            title = Line(number, line)
+            continue
+        heading = HEADING_RE.match(line)
+        if heading:
+            if current is not None:
+                sections.append(RawSection(current[0], current[1], tuple(current[2])))
+            current = (heading.group(1).strip(), number, [])
+            continue
+        if not line.strip():
+            continue
+        if current is None:
+            preamble.append(Line(number, line))
+        else:
+            current[2].append(Line(number, line))
+    if current is not None:
+        sections.append(RawSection(current[0], current[1], tuple(current[2])))
+    return Outline(title, tuple(preamble), tuple(sections), bom)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One `- [m] text` line."""
+
+    indent: str
+    marker: str  # " ", ">", "!" or "x"
+    text: str
+
+    def render(self) -> str:
+        return f"{self.indent}- [{self.marker}] {self.text}"
+
+
+def parse_item(line: str) -> Item | None:
+    match = ITEM_RE.match(line.rstrip())
+    if match is None:
+        return None
+    indent = line[: len(line) - len(line.lstrip())]
+    return Item(indent, match.group(1), match.group(2))
+
+
+def cut_suffix(text: str, token: str) -> tuple[str, str | None]:
+    """Split `body<token>value` at the first token; (text, None) when the token is absent."""
+    at = text.find(token)
+    if at < 0:
+        return text, None
+    return text[:at], text[at + len(token) :]
+
+
+@dataclass(frozen=True)
+class Document:
+    """A structurally sound STATE.md: a language, a time stamp and seven section bodies."""
+
+    language: str  # a code of gitstate.document.language.LANGUAGES
+    stamp: str  # "YYYY-MM-DD HH:mm", as in the title
+    sections: tuple[tuple[str, ...], ...]  # KEYS order; non-blank, right-stripped lines
+    preamble: tuple[str, ...] = ()
+
+    @property
+    def lang(self) -> Language:
+        return lang_mod.LANGUAGES[self.language]
+
+    def section(self, key: str) -> tuple[str, ...]:
+        return self.sections[KEYS.index(key)]
+
+    def with_section(self, key: str, lines: tuple[str, ...] | list[str]) -> Document:
+        clean = tuple(line.rstrip() for line in lines if line.strip())
+        bodies = list(self.sections)
+        bodies[KEYS.index(key)] = clean
+        return replace(self, sections=tuple(bodies))
+
+    def with_stamp(self, stamp: str) -> Document:
+        return replace(self, stamp=stamp)
+
+    def changed_keys(self, other: Document) -> tuple[str, ...]:
+        """Section keys whose bodies differ between two documents (the title never counts)."""
+        return tuple(k for i, k in enumerate(KEYS) if self.sections[i] != other.sections[i])
+
+    def same_content(self, other: Document) -> bool:
+        return (
+            self.sections == other.sections
+            and self.preamble == other.preamble
+            and self.language == other.language
+        )
+
+    def steps(self) -> tuple[str, ...]:
+        return self.section("next_steps")
+
+    def in_progress(self) -> tuple[str, ...]:
+        """The text of every `[>]` step, markers stripped."""
+        found = []
+        for line in self.steps():
+            item = parse_item(line)
+            if item is not None and item.marker == ">":
+                found.append(item.text.strip())
+        return tuple(found)
+
+
+def template(language: Language, stamp: str) -> Document:
+    return Document(language.code, stamp, tuple(() for _ in KEYS))
+
+
+def render(doc: Document) -> str:
+    """The canonical text: title, preamble, seven sections, one blank line between blocks."""
+    lang = doc.lang
+    blocks = [lang.title(doc.stamp)]
+    if doc.preamble:
+        blocks.append("\n".join(doc.preamble))
+    for heading, body in zip(lang.headings, doc.sections, strict=True):
+        blocks.append("\n".join((f"## {heading}", *body)))
+    return "\n\n".join(blocks) + "\n"
+
+
+def structure_ok(out: Outline) -> bool:
+    """True when the title and the seven headings are as the document's language wants."""
+    lang = out.language
+    if out.bom or out.title is None or not lang.title_pattern.match(out.title.text):
+        return False
+    return tuple(s.name for s in out.sections) == lang.headings
+
+
+def parse(text: str) -> Document:
+    """A Document from text; raises InvalidDocument when the title or the headings are wrong."""
+    out = outline(text)
+    if not structure_ok(out):
+        # Callers that want every problem listed run validate.check_text first.
+        raise InvalidDocument(
+            "STATE.md is not a valid state document", hint="run: git agy-state check"
+        )
+    lang = out.language
+    assert out.title is not None
+    match = lang.title_pattern.match(out.title.text)
+    assert match is not None
+    return Document(
+        language=lang.code,
+        stamp=match.group(1),
+        sections=tuple(tuple(line.text for line in s.lines) for s in out.sections),
+        preamble=tuple(line.text for line in out.preamble),
+    )

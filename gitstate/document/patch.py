@@ -1,0 +1,380 @@
+"""The state patch ΔΣ: small typed operations applied whole to a Document, or not at all.
+
+Step numbers refer to next_steps as it was before the patch (so `--done 1 --start 2` means what
+it says); a step can also be named by a unique prefix of its text. The result must validate,
+otherwise PatchError and the input document is untouched (values are immutable anyway).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from gitstate.document import language as lang_mod
+from gitstate.document.language import KEYS, Language
+from gitstate.document.model import Document, Item, cut_suffix, parse_item, render
+from gitstate.document.validate import LINE_LIMIT, Problem, check_text
+from gitstate.errors import AgyError, InvalidDocument, UsageError
+
+StepRef = int | str
+
+
+class PatchError(AgyError):
+    """The patch cannot apply (unknown step, ambiguous match, …): exit 1, nothing changes."""
+
+
+@dataclass(frozen=True)
+class SetSection:
+    section: str
+    text: str
+
+
+@dataclass(frozen=True)
+class AddLine:
+    section: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RemoveLine:
+    section: str
+    match: str
+
+
+@dataclass(frozen=True)
+class StartStep:
+    step: StepRef
+
+
+@dataclass(frozen=True)
+class FinishStep:
+    step: StepRef
+    verify: str
+
+
+@dataclass(frozen=True)
+class BlockStep:
+    step: StepRef
+    reason: str
+
+
+@dataclass(frozen=True)
+class AddStep:
+    text: str
+
+
+Op = SetSection | AddLine | RemoveLine | StartStep | FinishStep | BlockStep | AddStep
+
+
+@dataclass(frozen=True)
+class Patch:
+    ops: tuple[Op, ...]
+
+    def describe(self) -> str:
+        """A one-line summary for the snapshot's commit message."""
+        return "; ".join(_describe(op) for op in self.ops)
+
+
+@dataclass(frozen=True)
+class Applied:
+    document: Document
+    changed: tuple[str, ...]  # section keys that changed
+    notices: tuple[str, ...] = field(default=())  # things the user should hear (a dropped line)
+
+
+def section_key(name: str) -> str:
+    """A section key from a key (`next_steps`) or any language's heading (`下一步`, `Next steps`)."""
+    wanted = name.strip()
+    if wanted in KEYS:
+        return wanted
+    folded = wanted.casefold().replace("-", "_").replace(" ", "_")
+    if folded in KEYS:
+        return folded
+    for lang in lang_mod.LANGUAGES.values():
+        for key, heading in zip(KEYS, lang.headings, strict=True):
+            if heading.casefold() == wanted.casefold():
+                return key
+    raise UsageError(
+        f"unknown section {name!r}",
+        hint="sections: " + ", ".join(KEYS),
+    )
+
+
+def step_ref(value: object) -> StepRef:
+    """A step as given by a user: a number from 1, or text naming the step."""
+    if isinstance(value, bool):
+        raise UsageError(f"a step is a number from 1 or the step's text, not {value!r}")
+    if isinstance(value, int):
+        if value < 1:
+            raise UsageError(f"steps count from 1, not {value}")
+        return value
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        return int(text) if text.isdigit() and int(text) >= 1 else text
+    raise UsageError(f"a step is a number from 1 or the step's text, not {value!r}")
+
+
+# ---- building patches --------------------------------------------------------------------
+
+
+def from_json(data: str) -> Patch:
+    """A Patch from `{"ops": [...]}` (or a bare list of ops); UsageError on any malformed op."""
+    try:
+        doc = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"patch is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    ops = doc.get("ops") if isinstance(doc, dict) else doc
+    if not isinstance(ops, list) or not ops:
+        raise UsageError('a patch is {"ops": [...]} with at least one op')
+    return Patch(tuple(_op_from_json(i, op) for i, op in enumerate(ops, start=1)))
+
+
+def _text_field(index: int, op: dict[str, object], name: str) -> str:
+    value = op.get(name)
+    if not isinstance(value, str):
+        raise UsageError(f"op {index} ({op.get('op')}): {name!r} must be a string")
+    return value
+
+
+def _op_from_json(index: int, op: object) -> Op:
+    if not isinstance(op, dict):
+        raise UsageError(f"op {index} is not an object")
+    kind = op.get("op")
+    if kind == "set":
+        return SetSection(
+            section_key(_text_field(index, op, "section")), _text_field(index, op, "text")
+        )
+    if kind == "add":
+        return AddLine(
+            section_key(_text_field(index, op, "section")), _text_field(index, op, "text")
+        )
+    if kind == "remove":
+        return RemoveLine(
+            section_key(_text_field(index, op, "section")), _text_field(index, op, "match")
+        )
+    if kind == "start":
+        return StartStep(step_ref(op.get("step")))
+    if kind == "done":
+        return FinishStep(step_ref(op.get("step")), _text_field(index, op, "verify"))
+    if kind == "block":
+        return BlockStep(step_ref(op.get("step")), _text_field(index, op, "reason"))
+    if kind == "todo":
+        return AddStep(_text_field(index, op, "text"))
+    raise UsageError(
+        f"op {index}: unknown op {kind!r}", hint="ops: set, add, remove, start, done, block, todo"
+    )
+
+
+# ---- applying ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Step:
+    origin: int | None  # 1-based number in the document before the patch; None for new steps
+    line: str
+
+
+class _Work:
+    """The mutable scratch copy a patch is applied to; discarded if anything fails."""
+
+    def __init__(self, doc: Document) -> None:
+        self.lang: Language = doc.lang
+        self.bodies: dict[str, list[str]] = {k: list(doc.section(k)) for k in KEYS}
+        self.steps = [_Step(i, line) for i, line in enumerate(doc.steps(), start=1)]
+        self.notices: list[str] = []
+        self.original_count = len(self.steps)
+
+    def find(self, ref: StepRef) -> _Step:
+        if isinstance(ref, int):
+            for step in self.steps:
+                if step.origin == ref:
+                    return step
+            raise PatchError(
+                f"there is no step {ref} in next_steps"
+                + (" any more" if 0 < ref <= self.original_count else ""),
+                hint="git agy-state show --section next_steps",
+            )
+        wanted = ref.casefold()
+        exact = [s for s in self.steps if _step_text(s.line, self.lang).casefold() == wanted]
+        if len(exact) == 1:
+            return exact[0]
+        prefixed = [
+            s for s in self.steps if _step_text(s.line, self.lang).casefold().startswith(wanted)
+        ]
+        if len(prefixed) == 1:
+            return prefixed[0]
+        if not prefixed:
+            raise PatchError(f"no step in next_steps starts with {ref!r}")
+        raise PatchError(f"{len(prefixed)} steps start with {ref!r}; give more of the text or N")
+
+    def document(self, base: Document) -> Document:
+        doc = base
+        self.bodies["next_steps"] = [s.line for s in self.steps]
+        for key in KEYS:
+            doc = doc.with_section(key, self.bodies[key])
+        return doc
+
+
+def _step_text(line: str, lang: Language) -> str:
+    """A step's words: the text after the marker, without its reason or verification."""
+    item = parse_item(line)
+    text = item.text if item is not None else line.strip()
+    text, _ = cut_suffix(text, lang.reason)
+    text, _ = cut_suffix(text, lang.verify)
+    return text.strip()
+
+
+def _bulleted(key: str, lines: list[str]) -> list[str]:
+    """Give bare lines the bullet their section expects (goal is free text)."""
+    if key == "goal":
+        return lines
+    out = []
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        has_bullet = stripped.startswith(("- ", "* ")) or stripped in ("-", "*")
+        if key == "key_data" and i > 0:
+            out.append(line)  # verbatim continuation of the item above
+        elif has_bullet:
+            out.append(line)
+        elif key == "done":
+            out.append(f"- [x] {line}")
+        elif key == "next_steps":
+            out.append(f"- [ ] {line}")
+        else:
+            out.append(f"- {line}")
+    return out
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
+
+
+def _one_line(what: str, text: str) -> str:
+    value = text.strip()
+    if not value or "\n" in value or "\r" in value:
+        raise PatchError(f"{what} must be one non-empty line")
+    return value
+
+
+def apply(doc: Document, patch: Patch) -> Applied:
+    """Apply every op in order; the result validates or PatchError/InvalidDocument is raised."""
+    work = _Work(doc)
+    lang = work.lang
+    for op in patch.ops:
+        if isinstance(op, SetSection):
+            lines = _bulleted(op.section, _lines(op.text))
+            if op.section == "next_steps":
+                work.steps = [_Step(None, line) for line in lines]
+            else:
+                work.bodies[op.section] = lines
+        elif isinstance(op, AddLine):
+            lines = _bulleted(op.section, _lines(op.text))
+            if not lines:
+                raise PatchError(f"nothing to add to {op.section}")
+            if op.section == "next_steps":
+                work.steps.extend(_Step(None, line) for line in lines)
+            else:
+                work.bodies[op.section].extend(lines)
+        elif isinstance(op, RemoveLine):
+            _remove(work, op)
+        elif isinstance(op, AddStep):
+            work.steps.append(_Step(None, f"- [ ] {_one_line('a step', op.text)}"))
+        elif isinstance(op, StartStep):
+            target = work.find(op.step)
+            for step in work.steps:
+                item = parse_item(step.line)
+                if step is not target and item is not None and item.marker == ">":
+                    step.line = Item(item.indent, " ", item.text).render()
+            item = parse_item(target.line)
+            indent = item.indent if item else ""
+            body = item.text if item else target.line.strip()
+            body, _ = cut_suffix(body, lang.reason)
+            target.line = Item(indent, ">", body.rstrip()).render()
+        elif isinstance(op, BlockStep):
+            target = work.find(op.step)
+            reason = _one_line("a reason", op.reason)
+            item = parse_item(target.line)
+            body = item.text if item else target.line.strip()
+            body, _ = cut_suffix(body, lang.reason)
+            indent = item.indent if item else ""
+            target.line = Item(indent, "!", f"{body.rstrip()}{lang.reason}{reason}").render()
+        elif isinstance(op, FinishStep):
+            target = work.find(op.step)
+            verify = _one_line("a verification", op.verify)
+            work.steps.remove(target)
+            done = work.bodies["done"]
+            done.append(f"- [x] {_step_text(target.line, lang)}{lang.verify}{verify}")
+            while len(done) > LINE_LIMIT:
+                dropped = done.pop(0)
+                work.notices.append(
+                    f"done was full: dropped its oldest line (it stays in history): {dropped}"
+                )
+    result = work.document(doc)
+    report = check_text(render(result))
+    if not report.valid:
+        raise InvalidDocument(
+            "the patch would leave STATE.md invalid; nothing was changed",
+            report.errors,
+            hint="a patch must leave a valid document (git agy-state check shows the rules)",
+        )
+    return Applied(result, result.changed_keys(doc), tuple(work.notices))
+
+
+def _remove(work: _Work, op: RemoveLine) -> None:
+    lines = [s.line for s in work.steps] if op.section == "next_steps" else work.bodies[op.section]
+    wanted = op.match.strip()
+    if not wanted:
+        raise PatchError("remove needs text to match")
+    exact = [i for i, line in enumerate(lines) if line.strip() == wanted]
+    hits = exact or [i for i, line in enumerate(lines) if wanted in line]
+    if not hits:
+        raise PatchError(f"no line of {op.section} contains {op.match!r}")
+    if len(hits) > 1:
+        raise PatchError(
+            f"{len(hits)} lines of {op.section} contain {op.match!r}; give more of the line"
+        )
+    if op.section == "next_steps":
+        del work.steps[hits[0]]
+    else:
+        del work.bodies[op.section][hits[0]]
+
+
+def _describe(op: Op) -> str:
+    if isinstance(op, SetSection):
+        return f"set {op.section}"
+    if isinstance(op, AddLine):
+        return f"add to {op.section}: {_short(op.text)}"
+    if isinstance(op, RemoveLine):
+        return f"remove from {op.section}: {_short(op.match)}"
+    if isinstance(op, StartStep):
+        return f"start step {op.step}"
+    if isinstance(op, FinishStep):
+        return f"finish step {op.step}"
+    if isinstance(op, BlockStep):
+        return f"block step {op.step}: {_short(op.reason)}"
+    return f"add step: {_short(op.text)}"
+
+
+def _short(text: str, width: int = 48) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
+__all__ = [
+    "AddLine",
+    "AddStep",
+    "Applied",
+    "BlockStep",
+    "FinishStep",
+    "Op",
+    "Patch",
+    "PatchError",
+    "Problem",
+    "RemoveLine",
+    "SetSection",
+    "StartStep",
+    "apply",
+    "from_json",
+    "section_key",
+    "step_ref",
+]

@@ -1,0 +1,274 @@
+"""The STATE.md rules (DESIGN.md §2): every problem at once, each with its line number.
+
+Rule for rule the peer validator (antigravity-state's state-check.mjs), in its order and, for
+zh-TW, its words; plus line numbers, warnings for stray markers, and one deliberate exception:
+indented sub-bullets under a key-data item belong to that item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gitstate.document import language as lang_mod
+from gitstate.document.language import KEYS, Language
+from gitstate.document.model import (
+    BOM,
+    BULLET_RE,
+    MAX_BYTES,
+    Outline,
+    RawSection,
+    outline,
+    parse_item,
+)
+
+LINE_LIMIT = 5
+KEY_ITEM_LIMIT = 5
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int | None
+    message: str
+    code: str  # stable identifier of the rule, e.g. "lines", "done_verify"
+    section: str | None = None  # a KEYS entry when the problem belongs to one section
+
+    def as_json(self) -> dict[str, object]:
+        return {"line": self.line, "message": self.message, "code": self.code}
+
+
+@dataclass(frozen=True)
+class Report:
+    language: str
+    errors: tuple[Problem, ...]
+    warnings: tuple[Problem, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "valid": self.valid,
+            "language": self.language,
+            "errors": [p.as_json() for p in self.errors],
+            "warnings": [p.as_json() for p in self.warnings],
+        }
+
+
+def decode(data: bytes, fallback: Language = lang_mod.EN) -> tuple[str | None, Report | None]:
+    """Bytes to text, or a one-error report for a file too big, binary or not UTF-8."""
+    if len(data) > MAX_BYTES:
+        problem = Problem(None, fallback.message("too_big", size=len(data)), "too_big")
+        return None, Report(fallback.code, (problem,))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or "\x00" in text:
+        return None, Report(
+            fallback.code, (Problem(None, fallback.message("not_text"), "not_text"),)
+        )
+    return text, None
+
+
+def check_bytes(data: bytes, fallback: Language = lang_mod.EN) -> Report:
+    text, refusal = decode(data, fallback)
+    if refusal is not None:
+        return refusal
+    assert text is not None
+    return check_text(text)
+
+
+def check_text(text: str) -> Report:
+    return check_outline(outline(text))
+
+
+def check_outline(out: Outline) -> Report:
+    lang = out.language
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+
+    if out.bom:
+        errors.append(Problem(1, _bom_message(lang), "bom"))
+    elif out.title is None or not lang.title_pattern.match(out.title.text):
+        errors.append(
+            Problem(out.title.number if out.title else None, lang.message("title"), "title")
+        )
+
+    names = [s.name for s in out.sections]
+    if tuple(names) != lang.headings:
+        errors.append(
+            Problem(
+                _first_misplaced(out.sections, lang.headings),
+                lang.message(
+                    "sections",
+                    expected=lang.list_separator.join(lang.headings),
+                    actual=lang.list_separator.join(names) if names else lang.message("none"),
+                ),
+                "sections",
+            )
+        )
+
+    # Like the peer, the per-section rules run on every known section present, even when the
+    # section list itself is wrong, so one run reports everything.
+    for section in out.sections:
+        if section.name not in lang.headings:
+            continue
+        key = KEYS[lang.headings.index(section.name)]
+        errors.extend(_limits(lang, key, section))
+        if key == "done":
+            errors.extend(_done_rules(lang, section))
+        elif key == "next_steps":
+            errors.extend(_next_rules(lang, section))
+        else:
+            warnings.extend(_stray_markers(lang, key, section))
+    return Report(lang.code, tuple(errors), tuple(warnings))
+
+
+def _bom_message(lang: Language) -> str:
+    if lang.code == "en":
+        return "STATE.md starts with a byte-order mark (BOM); save it as UTF-8 without BOM"
+    if lang.code == "zh-CN":
+        return "STATE.md 以 BOM（字节顺序标记）开头，请存为不含 BOM 的 UTF-8"
+    return "STATE.md 以 BOM（位元組順序標記）開頭，請存為不含 BOM 的 UTF-8"
+
+
+def _first_misplaced(sections: tuple[RawSection, ...], expected: tuple[str, ...]) -> int | None:
+    for i, section in enumerate(sections):
+        if i >= len(expected) or section.name != expected[i]:
+            return section.number
+    return None  # a section is missing at the end: no line to point at
+
+
+def key_items(section_lines: tuple[str, ...] | list[str]) -> list[int]:
+    """Indexes of the lines that start a key-data item; deeper bullets belong to the item above."""
+    starts: list[int] = []
+    item_indent: int | None = None
+    for i, line in enumerate(section_lines):
+        if not BULLET_RE.match(line):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if item_indent is not None and indent > item_indent:
+            continue
+        starts.append(i)
+        item_indent = indent
+    return starts
+
+
+def _limits(lang: Language, key: str, section: RawSection) -> list[Problem]:
+    name = section.name
+    if key == "key_data":
+        starts = key_items([line.text for line in section.lines])
+        if len(starts) > KEY_ITEM_LIMIT:
+            line = section.lines[starts[KEY_ITEM_LIMIT]].number
+            return [
+                Problem(
+                    line, lang.message("key_items", name=name, count=len(starts)), "key_items", key
+                )
+            ]
+        return []
+    if len(section.lines) > LINE_LIMIT:
+        line = section.lines[LINE_LIMIT].number
+        return [
+            Problem(line, lang.message("lines", name=name, count=len(section.lines)), "lines", key)
+        ]
+    return []
+
+
+def _done_rules(lang: Language, section: RawSection) -> list[Problem]:
+    problems = []
+    for line in section.lines:
+        item = parse_item(line.text)
+        if item is None or item.marker != "x":
+            problems.append(
+                Problem(
+                    line.number,
+                    lang.message("done_item", name=section.name, line=line.text.strip()),
+                    "done_item",
+                    "done",
+                )
+            )
+        elif lang.verify not in line.text:
+            problems.append(
+                Problem(
+                    line.number,
+                    lang.message("done_verify", name=section.name, line=line.text),
+                    "done_verify",
+                    "done",
+                )
+            )
+    return problems
+
+
+def _next_rules(lang: Language, section: RawSection) -> list[Problem]:
+    problems = []
+    in_progress: list[int] = []
+    done_name = lang.heading("done")
+    for line in section.lines:
+        item = parse_item(line.text)
+        if item is None:
+            problems.append(
+                Problem(
+                    line.number,
+                    lang.message("next_item", name=section.name, line=line.text),
+                    "next_item",
+                    "next_steps",
+                )
+            )
+        elif item.marker == "x":
+            problems.append(
+                Problem(
+                    line.number,
+                    lang.message("next_x", name=section.name, done=done_name, line=line.text),
+                    "next_x",
+                    "next_steps",
+                )
+            )
+        elif item.marker == "!" and lang.reason not in line.text:
+            problems.append(
+                Problem(
+                    line.number,
+                    lang.message("blocked_reason", line=line.text),
+                    "blocked_reason",
+                    "next_steps",
+                )
+            )
+        elif item.marker == ">":
+            in_progress.append(line.number)
+    if len(in_progress) > 1:
+        problems.append(
+            Problem(
+                in_progress[1],
+                lang.message("in_progress", name=section.name, count=len(in_progress)),
+                "in_progress",
+                "next_steps",
+            )
+        )
+    return problems
+
+
+def _stray_markers(lang: Language, key: str, section: RawSection) -> list[Problem]:
+    warnings = []
+    for line in section.lines:
+        item = parse_item(line.text)
+        if item is not None:
+            warnings.append(
+                Problem(
+                    line.number,
+                    lang.message(
+                        "marker_outside",
+                        name=section.name,
+                        marker=item.marker,
+                        next=lang.heading("next_steps"),
+                        done=lang.heading("done"),
+                        line=line.text.strip(),
+                    ),
+                    "marker_outside",
+                    key,
+                )
+            )
+    return warnings
+
+
+def strip_bom(text: str) -> str:
+    return text[1:] if text.startswith(BOM) else text
