@@ -1,0 +1,54 @@
+"""A per-work-tree writer lock: an flock, so the kernel releases it when the holder dies.
+
+Held across read view → commit → compare-and-swap → rename of the view, so after any race the
+view equals the tip. Waits are bounded: a hook must never hang on a stuck writer.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from gitstate.errors import WorkAtRisk
+
+DEFAULT_WAIT = 30.0
+
+
+@contextmanager
+def held(path: Path, wait: float = DEFAULT_WAIT) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _holder(path)
+                    raise WorkAtRisk(
+                        f"another git agy-state{holder} has held {path} for {wait:.0f}s",
+                        hint="wait for it to finish, or end it if it is stuck",
+                    ) from None
+                # Back off up to 50 ms: holders keep the lock for milliseconds.
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def _holder(path: Path) -> str:
+    try:
+        pid = path.read_text().strip()
+    except OSError:
+        return ""
+    return f" (pid {pid})" if pid.isdigit() else ""

@@ -1,0 +1,131 @@
+"""STATE.md in the work tree: reading it, replacing it atomically, and knowing if it is clean.
+
+The view record (`<gitdir>/agy/view`) remembers which snapshot was last written to the view and
+the git blob id of the bytes written, so "clean or dirty" needs no pygit2 (hooks read this).
+Standard library only. The view is written before its record: a crash in between leaves a view
+that reads as dirty but equals the tip, which the next save recognises; never the reverse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitstate.document.model import MAX_BYTES
+from gitstate.storage.layout import Layout
+
+TMP_PREFIX = ".STATE.md.agy-"
+
+
+@dataclass(frozen=True)
+class Record:
+    ref: str  # the chain the view belongs to
+    snapshot: str  # commit id last written to the view
+    blob: str  # git blob id of the bytes written
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives these bytes as a blob (SHA-1 repositories)."""
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
+
+
+def read(layout: Layout, limit: int = MAX_BYTES + 1) -> bytes | None:
+    """The view's bytes (at most `limit`: enough to know it is too big), or None if missing."""
+    path = layout.view_path
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        return None
+
+
+def size(layout: Layout) -> int | None:
+    path = layout.view_path
+    try:
+        return None if path is None else path.stat().st_size
+    except FileNotFoundError:
+        return None
+
+
+def _record_path(layout: Layout) -> Path:
+    return layout.agy_dir / "view"
+
+
+def read_record(layout: Layout) -> Record | None:
+    try:
+        data = json.loads(_record_path(layout).read_text())
+        return Record(str(data["ref"]), str(data["snapshot"]), str(data["blob"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one rename; a reader sees the old bytes or the new."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_record(layout: Layout, record: Record) -> None:
+    body = json.dumps({"ref": record.ref, "snapshot": record.snapshot, "blob": record.blob})
+    write_atomic(_record_path(layout), (body + "\n").encode())
+
+
+def drop_record(layout: Layout) -> None:
+    _record_path(layout).unlink(missing_ok=True)
+
+
+def write(layout: Layout, data: bytes, snapshot: str) -> None:
+    """Write the view from a snapshot, then record it (in that order; see the module doc)."""
+    path = layout.view_path
+    assert path is not None, "a bare repository has no view"
+    write_atomic(path, data)
+    write_record(layout, Record(layout.state_ref, snapshot, blob_id(data)))
+
+
+def remove(layout: Layout) -> None:
+    path = layout.view_path
+    if path is not None:
+        path.unlink(missing_ok=True)
+    drop_record(layout)
+
+
+def clean_stale_tmp(layout: Layout) -> None:
+    """Remove temp files a killed writer left (called under the work tree's lock)."""
+    if layout.workdir is None:
+        return
+    for leftover in layout.workdir.glob(TMP_PREFIX + "*.tmp"):
+        leftover.unlink(missing_ok=True)
+
+
+def keep_overwritten(layout: Layout, data: bytes) -> Path:
+    """Save view bytes about to be overwritten where the user can find them; returns the path."""
+    folder = layout.agy_dir / "overwritten"
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    path = folder / f"STATE-{stamp}-{blob_id(data)[:8]}.md"
+    write_atomic(path, data)
+    return path
+
+
+def status(layout: Layout, data: bytes | None) -> str:
+    """`missing`, `clean` (bytes equal what was last written from the recorded snapshot) or `dirty`."""
+    if data is None:
+        return "missing"
+    record = read_record(layout)
+    if record is not None and record.ref == layout.state_ref and record.blob == blob_id(data):
+        return "clean"
+    return "dirty"

@@ -1,0 +1,119 @@
+"""The hermetic seal every test runs in, and the fixtures that make real repositories.
+
+Temporary HOME and XDG dirs, no system or global git config (for git and for libgit2), a fixed
+author and date, no editor, UTC. Repositories come from pytest-git's `git_repo`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+from click.testing import CliRunner, Result
+
+AUTHOR_DATE = "2026-01-02T03:04:05+00:00"
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    for name in list(os.environ):
+        if name.startswith(("GIT_", "AGY_", "CLAUDE_", "GEMINI_")):
+            monkeypatch.delenv(name)
+    empty = home / ".empty"
+    empty.mkdir()
+    (home / ".gitconfig").write_text("")
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_AUTHOR_NAME": "A U Thor",
+        "GIT_AUTHOR_EMAIL": "author@example.com",
+        "GIT_AUTHOR_DATE": AUTHOR_DATE,
+        "GIT_COMMITTER_NAME": "A U Thor",
+        "GIT_COMMITTER_EMAIL": "author@example.com",
+        "GIT_COMMITTER_DATE": AUTHOR_DATE,
+        "GIT_EDITOR": "false",
+        "EDITOR": "false",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    # libgit2 reads its config search path once; point it at the sealed home for this test.
+    levels = pygit2.enums.ConfigLevel
+    pygit2.settings.search_path[levels.GLOBAL] = str(home)
+    pygit2.settings.search_path[levels.XDG] = str(home / ".config")
+    pygit2.settings.search_path[levels.SYSTEM] = str(empty)
+    return home
+
+
+@dataclass
+class Repo:
+    """A real repository in a temp dir (pytest-git), with shortcuts for driving git."""
+
+    path: Path
+
+    def git(self, *args: str, check: bool = True, input: str | None = None) -> str:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=self.path,
+            capture_output=True,
+            text=True,
+            input=input,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+        return proc.stdout
+
+    def commit(self, name: str = "file.txt", text: str = "hello\n", message: str = "c") -> str:
+        (self.path / name).write_text(text)
+        self.git("add", name)
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+    @property
+    def view(self) -> Path:
+        return self.path / "STATE.md"
+
+    def ref(self, name: str = "refs/agy/state") -> str | None:
+        out = self.git("rev-parse", "--verify", "-q", name, check=False).strip()
+        return out or None
+
+
+@pytest.fixture
+def empty_repo(git_repo: Any, hermetic: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
+    """A repository with no commit yet; the current directory is its work tree."""
+    repo = Repo(Path(git_repo.workspace))
+    repo.git("symbolic-ref", "HEAD", "refs/heads/main")
+    monkeypatch.chdir(repo.path)
+    yield repo
+
+
+@pytest.fixture
+def repo(empty_repo: Repo) -> Repo:
+    """A repository on branch main with one commit."""
+    empty_repo.commit("README", "readme\n", "initial")
+    return empty_repo
+
+
+@pytest.fixture
+def cli() -> Any:
+    """Run `git agy-state ARGS…` in process (click's CliRunner); stdout and stderr apart."""
+    from gitstate.cli import main
+
+    def run(*args: str, input: str | bytes | None = None) -> Result:
+        return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+
+    return run
