@@ -1,0 +1,5 @@
+"""`python -m gitstate` runs the command line."""
+
+from gitstate.cli import main
+
+main()

@@ -1,0 +1,86 @@
+"""The `git agy-state` command line: a thin edge over the use cases.
+
+Errors are turned into messages and exit codes here and nowhere else: typed AgyErrors keep
+their code, click's usage errors become 64, anything unexpected is one line (no traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from gitstate import __version__
+from gitstate.cli import state_commands
+from gitstate.cli.output import report_error
+from gitstate.errors import EXIT_FAILURE, EXIT_USAGE, AgyError, UsageError
+
+
+class AgyGroup(click.Group):
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(args) if args is not None else sys.argv[1:]
+        as_json = "--json" in argv
+        try:
+            code = super().main(
+                args=argv,
+                prog_name=prog_name or "git agy-state",
+                complete_var=complete_var,
+                standalone_mode=False,
+                **extra,
+            )
+        except click.UsageError as exc:
+            hint = "git agy-state --help"
+            if exc.ctx is not None:
+                hint = f"{exc.ctx.command_path} --help"
+            message = exc.format_message()
+            code = report_error(UsageError(message[:1].lower() + message[1:], hint), as_json)
+        except click.ClickException as exc:
+            code = report_error(UsageError(exc.format_message()), as_json)
+        except click.Abort:
+            click.echo("error: interrupted", err=True)
+            code = 130
+        except AgyError as exc:
+            code = report_error(exc, as_json)
+        except BrokenPipeError:
+            # The reader went away (git agy-state log | head): not our failure.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            code = EXIT_FAILURE
+        except Exception as exc:
+            if os.environ.get("AGY_DEBUG"):
+                raise
+            code = report_error(
+                AgyError(
+                    f"internal error: {type(exc).__name__}: {exc}",
+                    hint="set AGY_DEBUG=1 to see the traceback, and please report it",
+                ),
+                as_json,
+            )
+        if standalone_mode:
+            sys.exit(code or 0)
+        return code
+
+
+@click.group(cls=AgyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="git agy-state")
+def main() -> None:
+    """An AI coding agent's working memory, kept inside git.
+
+    STATE.md at the root of the work tree is a view of the newest snapshot on refs/agy/state.
+    """
+
+
+for _command in state_commands.COMMANDS:
+    main.add_command(_command)
+
+__all__ = ["EXIT_USAGE", "main"]

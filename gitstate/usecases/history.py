@@ -1,0 +1,172 @@
+"""Reading the state: status, check, show, log, diff. Nothing here writes.
+
+Reads take no lock: refs and objects are replaced atomically, so a reader sees an old or a new
+state, never half of one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitstate.document.language import KEYS
+from gitstate.document.model import MAX_BYTES, Document, parse
+from gitstate.document.patch import section_key
+from gitstate.document.validate import Report, check_bytes, decode
+from gitstate.errors import Failure, InvalidDocument, NotFound
+from gitstate.storage import view
+from gitstate.storage.snapshots import Snapshot
+from gitstate.usecases.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Checked:
+    source: str  # "view", "tip", "file" or "none"
+    path: str | None
+    report: Report | None
+
+
+def check(ws: Workspace | None, file: Path | None = None) -> Checked:
+    """Validate FILE, else the view, else the tip; with none of them there is nothing to check."""
+    if file is not None:
+        try:
+            with open(file, "rb") as handle:
+                raw = handle.read(MAX_BYTES + 1)
+        except FileNotFoundError:
+            raise NotFound(f"no such file: {file}") from None
+        except OSError as exc:
+            raise Failure(f"cannot read {file}: {exc.strerror}") from None
+        lang = ws.new_language() if ws else None
+        report = check_bytes(raw, lang) if lang else check_bytes(raw)
+        return Checked("file", str(file), report)
+    assert ws is not None
+    data = ws.view_bytes()
+    if data is not None:
+        return Checked("view", str(ws.layout.view_path), ws.view_report(data))
+    tip = ws.store.tip()
+    tip_bytes = ws.store.state_bytes(tip) if tip else None
+    if tip_bytes is not None:
+        return Checked("tip", tip, check_bytes(tip_bytes))
+    return Checked("none", str(ws.layout.view_path), None)
+
+
+def status(ws: Workspace) -> dict[str, object]:
+    tip = ws.store.tip()
+    data = ws.view_bytes()
+    state = ws.view_state(data, tip)
+    written_from = ws.recorded_snapshot()
+    if data is not None and tip is not None and view.blob_id(data) == ws.store.state_blob(tip):
+        written_from = tip  # equal to the tip, whatever the record says
+    valid = True
+    errors = 0
+    in_progress: str | None = None
+    language: str | None = None
+    doc: Document | None = None
+    if data is not None:
+        report = ws.view_report(data)
+        valid, errors, language = report.valid, len(report.errors), report.language
+        if report.valid:
+            text, _ = decode(data)
+            assert text is not None
+            doc = parse(text)
+    elif tip is not None:
+        doc = ws.snapshot_document(tip)
+    if doc is not None:
+        steps = doc.in_progress()
+        in_progress = steps[0] if steps else None
+        language = doc.language
+    phase = ws.store.snapshot(tip).phase if tip else "IDLE"
+    return {
+        "view": state,
+        "tip": tip,
+        "valid": valid,
+        "in_progress": in_progress,
+        "phase": phase,
+        "errors": errors,
+        "language": language,
+        "ref": ws.layout.state_ref,
+        "path": str(ws.layout.view_path) if ws.layout.view_path else None,
+        "written_from": written_from,
+        "is_tip": written_from is not None and written_from == tip,
+    }
+
+
+def show(ws: Workspace, rev: str | None) -> tuple[str, bytes]:
+    commit = ws.store.resolve(rev)
+    data = ws.store.state_bytes(commit)
+    if data is None:
+        raise NotFound(
+            f"snapshot {commit[:12]} closed a task and holds no STATE.md",
+            hint="git agy-state log shows the snapshots before it",
+        )
+    return commit, data
+
+
+def section_lines(data: bytes, name: str) -> tuple[str, list[str]]:
+    key = section_key(name)
+    doc = parse(data.decode("utf-8"))
+    return key, list(doc.section(key))
+
+
+def log(ws: Workspace, limit: int | None) -> list[Snapshot]:
+    return list(ws.store.walk(ws.store.tip(), limit))
+
+
+def snapshot_diff(ws: Workspace, snap: Snapshot) -> str:
+    before = ws.store.state_bytes(snap.parents[0]) if snap.parents else None
+    after = ws.store.state_bytes(snap.commit)
+    return unified(before, after, snap.parents[0][:12] if snap.parents else None, snap.commit[:12])
+
+
+def unified(before: bytes | None, after: bytes | None, a: str | None, b: str | None) -> str:
+    old = (before or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    new = (after or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    lines = difflib.unified_diff(
+        old,
+        new,
+        fromfile=f"a/STATE.md ({a})" if a else "/dev/null",
+        tofile=f"b/STATE.md ({b})" if b else "/dev/null",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+@dataclass(frozen=True)
+class Diff:
+    a: str  # snapshot id or "view"
+    b: str
+    sections: tuple[str, ...]
+    text: str
+
+    def as_json(self) -> dict[str, object]:
+        return {"from": self.a, "to": self.b, "sections": list(self.sections), "diff": self.text}
+
+
+def diff(ws: Workspace, a: str | None, b: str | None) -> Diff:
+    """`diff`: tip → view; `diff A`: A → view (or tip); `diff A B`: A → B."""
+    if b is not None:
+        left, right = ws.store.resolve(a), ws.store.resolve(b)
+        return _diff(left, ws.store.state_bytes(left), right, ws.store.state_bytes(right))
+    left = ws.store.resolve(a)
+    data = ws.view_bytes()
+    if data is not None:
+        return _diff(left, ws.store.state_bytes(left), "view", data)
+    tip = ws.store.resolve(None)
+    return _diff(left, ws.store.state_bytes(left), tip, ws.store.state_bytes(tip))
+
+
+def _diff(a: str, before: bytes | None, b: str, after: bytes | None) -> Diff:
+    return Diff(a, b, _changed_sections(before, after), unified(before, after, a[:12], b[:12]))
+
+
+def _changed_sections(before: bytes | None, after: bytes | None) -> tuple[str, ...]:
+    docs = []
+    for data in (before, after):
+        text, _ = decode(data or b"")
+        try:
+            docs.append(parse(text) if text else None)
+        except InvalidDocument:  # an invalid view: every section may differ
+            docs.append(None)
+    if docs[0] is None or docs[1] is None:
+        return tuple(KEYS) if before != after else ()
+    return docs[1].changed_keys(docs[0])

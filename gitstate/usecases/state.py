@@ -1,0 +1,321 @@
+"""Writing the state chain: save, patch, restore, checkout, init.
+
+Every writer runs the same loop under the work tree's lock: read the view and the tip, build the
+new document, commit it on the tip, compare-and-swap the ref, and only then replace the view.
+A lost race rebuilds on the new tip (a patch is re-applied), so no writer's change is dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitstate import secrets
+from gitstate.document.language import KEYS
+from gitstate.document.merge import merge_sections
+from gitstate.document.model import Document, render, template
+from gitstate.document.patch import Patch, apply
+from gitstate.errors import Failure, SecretFound, WorkAtRisk
+from gitstate.storage import maintenance, view
+from gitstate.storage.snapshots import FORMAT_VERSION, compose_message
+from gitstate.usecases.workspace import Workspace
+
+MAX_ATTEMPTS = 20
+EXCLUDE_LINE = "/STATE.md"
+DECISIONS_REF = "refs/notes/agy/decisions"
+
+# Builds the new document from the starting one (None: no view and no snapshot yet).
+# Returns None when there is nothing to write, else (document, notices).
+Producer = Callable[[Document | None], tuple[Document, tuple[str, ...]] | None]
+
+
+@dataclass(frozen=True)
+class Written:
+    outcome: str  # "saved", "unchanged" (content equals the tip) or "nothing" (no document)
+    snapshot: str | None
+    sections: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+    merged: bool = False  # the view was merged with a tip that moved since it was written
+    view_kept: bool = False  # STATE.md changed while we wrote, so it was left alone
+    overwritten: Path | None = None  # where replaced unsaved edits were kept
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "outcome": self.outcome,
+            "snapshot": self.snapshot,
+            "sections": list(self.sections),
+            "notices": list(self.notices),
+            "merged": self.merged,
+            "view_kept": self.view_kept,
+            "overwritten": str(self.overwritten) if self.overwritten else None,
+        }
+
+
+def now_stamp() -> str:
+    return time.strftime("%Y-%m-%d %H:%M")
+
+
+def save(
+    ws: Workspace,
+    message: str | None = None,
+    allow_secret: bool = False,
+    session: str | None = None,
+) -> Written:
+    """Snapshot the view; a no-op that says so when nothing changed."""
+
+    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]] | None:
+        return None if start is None else (start, ())
+
+    return _write(
+        ws,
+        produce,
+        subject=lambda changed: message or "save: " + (", ".join(changed) or "no change"),
+        allow_secret=allow_secret,
+        session=session,
+        write_view_when_unchanged=False,
+    )
+
+
+def patch(
+    ws: Workspace,
+    change: Patch,
+    message: str | None = None,
+    allow_secret: bool = False,
+    session: str | None = None,
+) -> Written:
+    """Apply a patch to the view (unsaved edits kept), or to the tip, or to a new template."""
+    language = ws.new_language()
+
+    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
+        base = start if start is not None else template(language, now_stamp())
+        applied = apply(base, change)
+        return applied.document, applied.notices
+
+    return _write(
+        ws,
+        produce,
+        subject=lambda changed: message or "patch: " + change.describe(),
+        allow_secret=allow_secret,
+        session=session,
+        write_view_when_unchanged=True,
+    )
+
+
+def restore(ws: Workspace, rev: str, force: bool = False) -> Written:
+    """A new snapshot equal to an old one; the view follows (unsaved edits refused)."""
+    ws.require_workdir()
+    commit = ws.store.resolve(rev)
+    target = ws.snapshot_document(commit)
+    if target is None:
+        raise Failure(f"snapshot {commit[:12]} closed a task; it holds no STATE.md")
+
+    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
+        return target, ()
+
+    return _write(
+        ws,
+        produce,
+        subject=lambda changed: f"restore {commit[:12]}",
+        allow_secret=True,  # the content is already in history
+        session=None,
+        write_view_when_unchanged=True,
+        replace_view=True,
+        force=force,
+    )
+
+
+def checkout(ws: Workspace, rev: str | None, force: bool = False) -> Written:
+    """Write a snapshot's STATE.md into the work tree; no ref moves."""
+    ws.require_workdir()
+    with ws.locked():
+        commit = ws.store.resolve(rev)
+        target = ws.store.state_bytes(commit)
+        if target is None:
+            raise Failure(f"snapshot {commit[:12]} closed a task; it holds no STATE.md")
+        data = ws.view_bytes()
+        kept = _guard_unsaved(ws, data, target, force, "checkout")
+        view.write(ws.layout, target, commit)
+        return Written("checked-out", commit, overwritten=kept)
+
+
+def _guard_unsaved(
+    ws: Workspace, data: bytes | None, target: bytes, force: bool, action: str
+) -> Path | None:
+    """Refuse (exit 5) to replace unsaved view edits; with force keep them and say where."""
+    if data is None or data == target:
+        return None
+    if ws.view_state(data, ws.store.tip()) != "dirty":
+        return None
+    if not force:
+        raise WorkAtRisk(
+            f"STATE.md has unsaved edits; {action} would overwrite them",
+            hint="git agy-state save first, or --force (the edits are kept under .git/agy/)",
+        )
+    return view.keep_overwritten(ws.layout, data)
+
+
+def _starting_point(
+    ws: Workspace, data: bytes | None, tip: str | None, tip_doc: Document | None
+) -> tuple[Document | None, bool]:
+    """The document to build on, and whether it came from a three-way merge."""
+    if data is None or ws.view_state(data, tip) == "clean":
+        return tip_doc, False  # a clean view, even a stale one, says nothing the tip lacks
+    view_doc = ws.view_document(data)
+    base = ws.recorded_snapshot()
+    if base is None or tip is None or base == tip or tip_doc is None:
+        return view_doc, False
+    base_doc = ws.snapshot_document(base)
+    if base_doc is None:
+        return view_doc, False
+    merged = merge_sections(base_doc, view_doc, tip_doc)
+    if not merged.clean:
+        raise WorkAtRisk(
+            "the state moved on since STATE.md was written, and both changed: "
+            + ", ".join(merged.conflicts),
+            hint="git agy-state diff shows both; edit STATE.md to hold what you want, "
+            "or git agy-state checkout --force takes the tip (your text is kept)",
+        )
+    return merged.document, True
+
+
+def _write(
+    ws: Workspace,
+    produce: Producer,
+    subject: Callable[[tuple[str, ...]], str],
+    allow_secret: bool,
+    session: str | None,
+    write_view_when_unchanged: bool,
+    replace_view: bool = False,
+    force: bool = False,
+) -> Written:
+    ws.require_workdir()
+    store, layout = ws.store, ws.layout
+    with ws.locked():
+        data = ws.view_bytes()
+        overwritten: Path | None = None
+        for _attempt in range(MAX_ATTEMPTS):
+            tip = store.tip()
+            tip_doc = ws.snapshot_document(tip)
+            if replace_view:
+                target = render(tip_doc).encode() if tip_doc else b""
+                overwritten = overwritten or _guard_unsaved(ws, data, target, force, "restore")
+                start, merged = tip_doc, False
+            else:
+                start, merged = _starting_point(ws, data, tip, tip_doc)
+            produced = produce(start)
+            if produced is None:
+                return Written("nothing", tip)
+            new, notices = produced
+            if tip_doc is not None and new.same_content(tip_doc):
+                assert tip is not None
+                tip_bytes = store.state_bytes(tip)
+                if tip_bytes is not None and (data is not None or write_view_when_unchanged):
+                    kept = not _replace_view(ws, data, tip_bytes, tip)
+                    return Written(
+                        "unchanged", tip, (), notices, view_kept=kept, overwritten=overwritten
+                    )
+                return Written("unchanged", tip, (), notices, overwritten=overwritten)
+            changed = new.changed_keys(tip_doc) if tip_doc else _nonempty(new)
+            new = new.with_stamp(now_stamp())
+            text = render(new)
+            if not allow_secret:
+                _refuse_secrets(text, tip_doc)
+            commit = store.create_snapshot(
+                text.encode(),
+                [tip] if tip else [],
+                compose_message(subject(changed), _trailers(ws, tip, changed, session)),
+            )
+            if store.compare_and_swap(
+                layout.state_ref, tip, commit, f"agy-state: {subject(changed)}"
+            ):
+                kept = not _replace_view(ws, data, text.encode(), commit)
+                if maintenance.gc_due(layout, _int(store.config_value("gc.auto"))):
+                    maintenance.start_gc(layout)
+                return Written("saved", commit, changed, notices, merged, kept, overwritten)
+        raise WorkAtRisk(
+            f"{layout.state_ref} kept moving under {MAX_ATTEMPTS} attempts; nothing was saved",
+            hint="another program is rewriting the ref; try again",
+        )
+
+
+def _replace_view(ws: Workspace, read: bytes | None, new: bytes, snapshot: str) -> bool:
+    """Write the view unless it changed since we read it (someone is editing: keep theirs)."""
+    if ws.view_bytes() != read:
+        return False
+    view.write(ws.layout, new, snapshot)
+    return True
+
+
+def _nonempty(doc: Document) -> tuple[str, ...]:
+    return tuple(k for k in KEYS if doc.section(k))
+
+
+def _trailers(
+    ws: Workspace, tip: str | None, changed: tuple[str, ...], session: str | None
+) -> list[tuple[str, str]]:
+    head, branch = ws.store.head_info()
+    phase = ws.store.snapshot(tip).phase if tip else "IDLE"
+    trailers = [("Agy-Format", FORMAT_VERSION), ("Agy-Sections", ", ".join(changed) or "none")]
+    if head:
+        trailers.append(("Agy-Head", head))
+    if branch:
+        trailers.append(("Agy-Branch", branch))
+    trailers.append(("Agy-Phase", phase))
+    if session:
+        trailers.append(("Agy-Session", session))
+    return trailers
+
+
+def _refuse_secrets(text: str, before: Document | None) -> None:
+    """Scan the lines this write adds; refuse the whole write on a hit."""
+    old = set(render(before).splitlines()) if before is not None else set()
+    added = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line not in old]
+    hits = secrets.scan_lines(added)
+    if hits:
+        first = hits[0]
+        more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+        raise SecretFound(
+            f"refusing to save: line {first.line} looks like a {first.kind}: {first.excerpt}{more}",
+            hits,
+            hint="remove it from STATE.md, or pass --allow-secret if it is not a secret",
+        )
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def init(ws: Workspace) -> list[str]:
+    """Exclude the view from git, let decisions follow rewrites, and start the ref's reflog."""
+    done: list[str] = []
+    exclude = ws.layout.commondir / "info" / "exclude"
+    lines = exclude.read_text().splitlines() if exclude.exists() else []
+    if EXCLUDE_LINE not in (line.strip() for line in lines):
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with open(exclude, "a") as handle:
+            if lines and not exclude.read_text().endswith("\n"):
+                handle.write("\n")
+            handle.write(EXCLUDE_LINE + "\n")
+        done.append(f"added {EXCLUDE_LINE} to {exclude}")
+    config = ws.store.repo.config
+    try:
+        rewrite = [str(v) for v in config.get_multivar("notes.rewriteRef")]
+    except KeyError:
+        rewrite = []
+    if DECISIONS_REF not in rewrite:
+        config.set_multivar("notes.rewriteRef", "^$", DECISIONS_REF)
+        done.append(f"set notes.rewriteRef={DECISIONS_REF}")
+    log = ws.layout.commondir / "logs" / ws.layout.state_ref
+    if not log.exists():
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.touch()
+        done.append(f"started the reflog of {ws.layout.state_ref}")
+    return done
+
+
+__all__ = ["SecretFound", "Written", "checkout", "init", "patch", "restore", "save"]

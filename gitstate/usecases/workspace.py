@@ -1,0 +1,125 @@
+"""One work tree opened for use: its layout, its store, its lock, and the documents in them.
+
+Use cases start here. Reading the view and the tip as Documents, and deciding whether the view
+holds unsaved edits, happen in one place so every command agrees on them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from gitstate.document import language as lang_mod
+from gitstate.document.language import Language
+from gitstate.document.model import Document, parse
+from gitstate.document.validate import Report, check_bytes, decode
+from gitstate.errors import Failure, InvalidDocument, NotARepository
+from gitstate.storage import lock as lock_mod
+from gitstate.storage import view
+from gitstate.storage.layout import Layout, discover
+from gitstate.storage.snapshots import Store
+
+
+@dataclass
+class Workspace:
+    layout: Layout
+    store: Store
+
+    @classmethod
+    def open(cls, start: Path | str | None = None) -> Workspace:
+        layout = discover(start)
+        if layout is None:
+            found = pygit2.discover_repository(str(start or os.getcwd()))
+            if found is None:
+                raise NotARepository(
+                    "not a git repository (or any of the parent directories)",
+                    hint="run git agy-state inside a git work tree (git init creates one)",
+                )
+            repo = pygit2.Repository(found)
+            workdir = Path(repo.workdir) if repo.workdir else None
+            layout = Layout.from_dirs(Path(repo.path), workdir)
+            return cls(layout, Store(layout, repo))
+        return cls(layout, Store(layout))
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        with lock_mod.held(self.layout.agy_dir / "lock"):
+            view.clean_stale_tmp(self.layout)
+            yield
+
+    def require_workdir(self) -> Path:
+        if self.layout.workdir is None:
+            raise Failure(
+                "this command needs a work tree; the repository is bare",
+                hint="run it in a clone with a work tree",
+            )
+        return self.layout.workdir
+
+    # ---- documents ------------------------------------------------------------------------
+
+    def new_language(self) -> Language:
+        """agy.language, else the locale (DESIGN.md §2)."""
+        configured = self.store.config_value("agy.language")
+        if configured:
+            try:
+                return lang_mod.by_code(configured)
+            except KeyError:
+                raise Failure(
+                    f"agy.language is {configured!r}",
+                    hint="set it to zh-TW, zh-CN or en: git config agy.language en",
+                ) from None
+        return lang_mod.from_locale(os.environ.get("LC_ALL") or os.environ.get("LANG"))
+
+    def snapshot_document(self, commit: str | None) -> Document | None:
+        """The document a snapshot holds; None for no snapshot or a closing one."""
+        if commit is None:
+            return None
+        data = self.store.state_bytes(commit)
+        if data is None:
+            return None
+        return parse(data.decode("utf-8"))
+
+    def view_bytes(self) -> bytes | None:
+        return view.read(self.layout)
+
+    def view_state(self, data: bytes | None, tip: str | None) -> str:
+        """`missing`, `clean` or `dirty`; a view equal to the tip is clean even with no record."""
+        state = view.status(self.layout, data)
+        if (
+            state == "dirty"
+            and data is not None
+            and tip is not None
+            and view.blob_id(data) == self.store.state_blob(tip)
+        ):
+            return "clean"
+        return state
+
+    def view_report(self, data: bytes) -> Report:
+        return check_bytes(data, self.new_language())
+
+    def view_document(self, data: bytes) -> Document:
+        """The view as a Document; InvalidDocument (every problem) when it breaks a rule."""
+        report = self.view_report(data)
+        if not report.valid:
+            raise InvalidDocument(
+                "STATE.md is invalid", report.errors, hint="fix it, then run git agy-state check"
+            )
+        text, _ = decode(data)
+        assert text is not None
+        return parse(text)
+
+    def recorded_snapshot(self) -> str | None:
+        """The snapshot the view was last written from, if it still exists."""
+        record = view.read_record(self.layout)
+        if record is None or record.ref != self.layout.state_ref:
+            return None
+        try:
+            self.store.repo[record.snapshot]
+        except (KeyError, ValueError):
+            return None
+        return record.snapshot
