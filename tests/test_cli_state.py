@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -384,7 +385,8 @@ class TestCheckoutRestore:
         result = cli("checkout", "~1", "--force", "--json")
         assert result.exit_code == 0
         kept = js(result)["overwritten"]
-        assert kept and open(kept).read() == dirty
+        assert kept
+        assert Path(kept).read_text() == dirty
 
     def test_restore_appends_a_snapshot_equal_to_the_old_one(self, repo: Repo, cli: Any) -> None:
         start_task(cli)
