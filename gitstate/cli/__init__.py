@@ -38,6 +38,9 @@ class AgyGroup(click.Group):
                 standalone_mode=False,
                 **extra,
             )
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else "")
+            code = 0
         except click.UsageError as exc:
             hint = "git agy-state --help"
             if exc.ctx is not None:

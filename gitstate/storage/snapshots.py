@@ -276,14 +276,24 @@ class Store:
             log.touch()
 
     def _clear_stale_ref_lock(self, ref: str) -> None:
-        # A writer killed inside libgit2's ref update leaves `<ref>.lock`; every later update
-        # would fail. Callers hold our work-tree lock, so an old one belongs to nobody alive.
+        """Wait out a ref lock held by someone else; remove one left by a killed writer.
+
+        Callers hold our work-tree lock, so no other git-agy-state writer of this chain is
+        alive; a foreign git process holds a ref lock for milliseconds. A lock that outlives
+        STALE_REF_LOCK_SECONDS belongs to a writer killed inside libgit2's update.
+        """
         lock = self.layout.commondir / (ref + ".lock")
-        try:
-            if time.time() - lock.stat().st_mtime > STALE_REF_LOCK_SECONDS:
-                lock.unlink()
-        except OSError:
-            pass
+        delay = 0.005
+        while True:
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except OSError:
+                return  # gone: retry the update
+            if age > STALE_REF_LOCK_SECONDS:
+                lock.unlink(missing_ok=True)
+                return
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
     def set_config(self, key: str, value: str) -> None:
         self.repo.config[key] = value
@@ -292,7 +302,7 @@ class Store:
         return _config_str(self.repo.config, key)
 
 
-STALE_REF_LOCK_SECONDS = 5.0
+STALE_REF_LOCK_SECONDS = 2.0
 
 
 def _config_str(config: pygit2.Config, key: str) -> str | None:
