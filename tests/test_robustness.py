@@ -561,13 +561,6 @@ CORPUS: list[Any] = [
         None,
         "null",
         id="directory",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="BUG: a directory named STATE.md reads as 'no view' (storage/view.py read() "
-            "returns None on IsADirectoryError): save exits 0 ('equals the tip'), check "
-            "reports the tip valid, and patch commits and moves refs/agy/state, then dies "
-            "renaming its temp file onto the directory ('internal error: IsADirectoryError')",
-        ),
     ),
 ]
 
@@ -868,12 +861,6 @@ def test_a_credential_is_refused_naming_the_line(repo: Repo, cli: Any) -> None:
     assert f"- deploy token {TOKEN}" in doc_at(repo, STATE_REF).section("key_data")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: save names the credential's line in the canonical rendering, not in the "
-    "user's STATE.md: usecases/state.py _refuse_secrets() scans render(new), so with extra "
-    "blank lines (or a preamble) in the view the number points at the wrong line",
-)
 def test_the_credential_line_number_is_the_views(repo: Repo, cli: Any) -> None:
     seed(cli)
     text = repo.view.read_text().replace("## Goal\n", "\n\n\n## Goal\n")

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitstate.document.model import MAX_BYTES
+from gitstate.document.validate import Problem
+from gitstate.errors import InvalidDocument
 from gitstate.storage.layout import Layout
 
 TMP_PREFIX = ".STATE.md.agy-"
@@ -44,7 +46,15 @@ def read(layout: Layout, limit: int = MAX_BYTES + 1) -> bytes | None:
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        return None
+        # Not "no view": a later rename onto it would fail after the ref had moved.
+        raise _unreadable(f"{path} is a directory, not a file") from None
+    except OSError as exc:
+        raise _unreadable(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _unreadable(message: str) -> InvalidDocument:
+    problem = Problem(None, message, "not_a_file")
+    return InvalidDocument(message, (problem,), hint="STATE.md must be a readable file")
 
 
 def size(layout: Layout) -> int | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from gitstate.document.language import KEYS
 from gitstate.document.model import MAX_BYTES, Document, parse
 from gitstate.document.patch import section_key
-from gitstate.document.validate import Report, check_bytes, decode
+from gitstate.document.validate import Problem, Report, check_bytes, decode
 from gitstate.errors import Failure, InvalidDocument, NotFound
 from gitstate.storage import view
 from gitstate.storage.snapshots import Snapshot
@@ -41,7 +41,12 @@ def check(ws: Workspace | None, file: Path | None = None) -> Checked:
         report = check_bytes(raw, lang) if lang else check_bytes(raw)
         return Checked("file", str(file), report)
     assert ws is not None
-    data = ws.view_bytes()
+    try:
+        data = ws.view_bytes()
+    except InvalidDocument as exc:  # a directory or unreadable file where STATE.md should be
+        problems = tuple(p for p in exc.problems if isinstance(p, Problem))
+        report = Report(ws.new_language().code, problems)
+        return Checked("view", str(ws.layout.view_path), report)
     if data is not None:
         return Checked("view", str(ws.layout.view_path), ws.view_report(data))
     tip = ws.store.tip()

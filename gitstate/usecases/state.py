@@ -7,6 +7,7 @@ A lost race rebuilds on the new tip (a patch is re-applied), so no writer's chan
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -221,7 +222,7 @@ def _write(
             new = new.with_stamp(now_stamp())
             text = render(new)
             if not allow_secret:
-                _refuse_secrets(text, tip_doc)
+                _refuse_secrets(text, tip_doc, data)
             commit = store.create_snapshot(
                 text.encode(),
                 [tip] if tip else [],
@@ -268,19 +269,32 @@ def _trailers(
     return trailers
 
 
-def _refuse_secrets(text: str, before: Document | None) -> None:
-    """Scan the lines this write adds; refuse the whole write on a hit."""
+def _refuse_secrets(text: str, before: Document | None, source: bytes | None) -> None:
+    """Scan the lines this write adds; refuse the whole write on a hit.
+
+    Hits are named by their line in the user's STATE.md (`source`) when it holds that line:
+    the canonical rendering we scan may number lines differently.
+    """
     old = set(render(before).splitlines()) if before is not None else set()
     added = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line not in old]
     hits = secrets.scan_lines(added)
-    if hits:
-        first = hits[0]
-        more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
-        raise SecretFound(
-            f"refusing to save: line {first.line} looks like a {first.kind}: {first.excerpt}{more}",
-            hits,
-            hint="remove it from STATE.md, or pass --allow-secret if it is not a secret",
-        )
+    if not hits:
+        return
+    if source is not None:
+        rendered = text.splitlines()
+        mine = [t.rstrip() for t in source.decode("utf-8", "replace").splitlines()]
+        where: dict[str, int] = {}
+        for n, t in enumerate(mine, 1):
+            where.setdefault(t, n)
+        hits = [dataclasses.replace(h, line=where.get(rendered[h.line - 1], h.line)) for h in hits]
+    first = hits[0]
+    line = first.line
+    more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+    raise SecretFound(
+        f"refusing to save: line {line} looks like a {first.kind}: {first.excerpt}{more}",
+        hits,
+        hint="remove it from STATE.md, or pass --allow-secret if it is not a secret",
+    )
 
 
 def _int(value: str | None) -> int | None:
