@@ -8,11 +8,12 @@ otherwise PatchError and the input document is untouched (values are immutable a
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
-from gitstate.document.model import Document, Item, cut_suffix, parse_item, render
+from gitstate.document.model import BULLET_RE, Document, Item, cut_suffix, parse_item, render
 from gitstate.document.validate import LINE_LIMIT, Problem, check_text
 from gitstate.errors import AgyError, InvalidDocument, UsageError
 
@@ -110,7 +111,14 @@ def step_ref(value: object) -> StepRef:
         return value
     if isinstance(value, str) and value.strip():
         text = value.strip()
-        return int(text) if text.isdigit() and int(text) >= 1 else text
+        # isdecimal, not isdigit: int() refuses digits such as "¹" that isdigit accepts.
+        if not text.isdecimal():
+            return text
+        try:
+            number = int(text)
+        except ValueError:  # past int()'s digit limit; no document has that many steps
+            raise UsageError(f"there is no step {text[:20]}…") from None
+        return step_ref(number)
     raise UsageError(f"a step is a number from 1 or the step's text, not {value!r}")
 
 
@@ -225,24 +233,32 @@ def _step_text(line: str, lang: Language) -> str:
 
 
 def _bulleted(key: str, lines: list[str]) -> list[str]:
-    """Give bare lines the bullet their section expects (goal is free text)."""
+    """Give bare lines the bullet their section expects (goal is free text).
+
+    done and next_steps lines are items: a bare line, a plain `- `/`* ` bullet or a bare `[m]`
+    marker gets what it lacks (`- [x] `, `- [ ] `, `- `), never a second marker.
+    """
     if key == "goal":
         return lines
+    marker = {"done": "x", "next_steps": " "}.get(key)
     out = []
     for i, line in enumerate(lines):
         stripped = line.lstrip()
-        has_bullet = stripped.startswith(("- ", "* ")) or stripped in ("-", "*")
         if key == "key_data" and i > 0:
             out.append(line)  # verbatim continuation of the item above
-        elif has_bullet:
+        elif marker is None:
+            out.append(line if BULLET_RE.match(line) else f"- {stripped}")
+        elif parse_item(line) is not None:
             out.append(line)
-        elif key == "done":
-            out.append(f"- [x] {line}")
-        elif key == "next_steps":
-            out.append(f"- [ ] {line}")
+        elif _BARE_MARKER.match(stripped):
+            out.append(f"- {stripped}")
         else:
-            out.append(f"- {line}")
+            body = stripped[2:].lstrip() if BULLET_RE.match(stripped) else stripped
+            out.append(f"- [{marker}] {body}")
     return out
+
+
+_BARE_MARKER = re.compile(r"^\[( |>|!|x)\]\s+\S")
 
 
 def _lines(text: str) -> list[str]:
@@ -327,6 +343,10 @@ def _remove(work: _Work, op: RemoveLine) -> None:
         raise PatchError("remove needs text to match")
     exact = [i for i, line in enumerate(lines) if line.strip() == wanted]
     hits = exact or [i for i, line in enumerate(lines) if wanted in line]
+    if len(exact) > 1 and len({lines[i] for i in exact}) == 1:
+        # Identical lines: no longer match could single one out, and removing either gives the
+        # same text; take the first.
+        hits = exact[:1]
     if not hits:
         raise PatchError(f"no line of {op.section} contains {op.match!r}")
     if len(hits) > 1:

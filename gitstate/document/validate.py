@@ -62,13 +62,16 @@ def decode(data: bytes, fallback: Language = lang_mod.EN) -> tuple[str | None, R
         return None, Report(fallback.code, (problem,))
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is None or "\x00" in text:
-        return None, Report(
-            fallback.code, (Problem(None, fallback.message("not_text"), "not_text"),)
-        )
+    except UnicodeDecodeError as exc:
+        # Point at the line of the first bad byte, so the user can find it.
+        return None, _not_text(fallback, data.count(b"\n", 0, exc.start) + 1)
+    if "\x00" in text:
+        return None, _not_text(fallback, text.count("\n", 0, text.index("\x00")) + 1)
     return text, None
+
+
+def _not_text(lang: Language, line: int) -> Report:
+    return Report(lang.code, (Problem(line, lang.message("not_text"), "not_text"),))
 
 
 def check_bytes(data: bytes, fallback: Language = lang_mod.EN) -> Report:
@@ -90,16 +93,17 @@ def check_outline(out: Outline) -> Report:
 
     if out.bom:
         errors.append(Problem(1, _bom_message(lang), "bom"))
-    elif out.title is None or not lang.title_pattern.match(out.title.text):
-        errors.append(
-            Problem(out.title.number if out.title else None, lang.message("title"), "title")
-        )
+    # The BOM is reported on its own (the peer would call it a bad title); a title that is
+    # wrong as well is still reported, so one run lists everything. A missing title belongs on
+    # line 1.
+    if out.title is None or not lang.title_pattern.match(out.title.text):
+        errors.append(Problem(out.title.number if out.title else 1, lang.message("title"), "title"))
 
     names = [s.name for s in out.sections]
     if tuple(names) != lang.headings:
         errors.append(
             Problem(
-                _first_misplaced(out.sections, lang.headings),
+                _first_misplaced(out),
                 lang.message(
                     "sections",
                     expected=lang.list_separator.join(lang.headings),
@@ -133,11 +137,20 @@ def _bom_message(lang: Language) -> str:
     return "STATE.md 以 BOM（位元組順序標記）開頭，請存為不含 BOM 的 UTF-8"
 
 
-def _first_misplaced(sections: tuple[RawSection, ...], expected: tuple[str, ...]) -> int | None:
-    for i, section in enumerate(sections):
+def _first_misplaced(out: Outline) -> int:
+    """The heading where the section list goes wrong; for sections missing at the end, the
+    last line of the document (the missing ones belong after it)."""
+    expected = out.language.headings
+    for i, section in enumerate(out.sections):
         if i >= len(expected) or section.name != expected[i]:
             return section.number
-    return None  # a section is missing at the end: no line to point at
+    numbers = [line.number for line in out.preamble]
+    if out.title is not None:
+        numbers.append(out.title.number)
+    for section in out.sections:
+        numbers.append(section.number)
+        numbers.extend(line.number for line in section.lines)
+    return max(numbers, default=1)
 
 
 def key_items(section_lines: tuple[str, ...] | list[str]) -> list[int]:
