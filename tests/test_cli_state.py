@@ -184,6 +184,15 @@ class TestSaveAndPatch:
         assert "- [x] write the test | verified: pytest -k retry passes" in saved
         assert "- [>] write the code" in saved
 
+    def test_steps_added_by_the_patch_continue_the_count(self, repo: Repo, cli: Any) -> None:
+        assert cli("patch", "--todo", "first", "--todo", "second", "--start", "1").exit_code == 0
+        assert "- [>] first\n- [ ] second" in repo.view.read_text()
+        result = cli("patch", "--todo", "third", "--start", "3")
+        assert result.exit_code == 0, result.stderr
+        assert "- [ ] first\n- [ ] second\n- [>] third" in repo.view.read_text()
+        subject = repo.git("log", "-1", "--format=%s", "refs/agy/state")
+        assert subject == "patch: todo: third; start: third\n"
+
     def test_patch_ops_json_from_stdin(self, repo: Repo, cli: Any) -> None:
         start_task(cli)
         ops = {
@@ -323,7 +332,7 @@ class TestReading:
         assert repo.git("log", "--oneline", "refs/agy/state").count("\n") == 2
         reflog = repo.git("reflog", "show", "refs/agy/state")
         assert reflog.count("\n") == 2
-        assert "agy-state: patch: start step 1" in reflog
+        assert "agy-state: patch: start: write the test" in reflog
 
     def test_diff_view_against_tip_and_between_snapshots(self, repo: Repo, cli: Any) -> None:
         start_task(cli)

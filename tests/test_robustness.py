@@ -674,12 +674,6 @@ def test_a_valid_crlf_view_is_accepted_by_save(repo: Repo, cli: Any) -> None:
     assert doc_at(repo, tip).section("done") == (_DONE,)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the size in the too-big error is the bytes read (MAX_BYTES + 1 = 1048577), "
-    "not the file's size: storage/view.py read() stops at its limit and "
-    "document/validate.py decode() reports len(data)",
-)
 def test_the_too_big_error_gives_the_file_size(repo: Repo, cli: Any) -> None:
     seed(cli)
     data = _too_big()

@@ -81,6 +81,7 @@ class Applied:
     document: Document
     changed: tuple[str, ...]  # section keys that changed
     notices: tuple[str, ...] = field(default=())  # things the user should hear (a dropped line)
+    summary: str = ""  # what the patch did, with step texts: the snapshot's first line
 
 
 def section_key(name: str) -> str:
@@ -178,7 +179,9 @@ def _op_from_json(index: int, op: object) -> Op:
 
 @dataclass
 class _Step:
-    origin: int | None  # 1-based number in the document before the patch; None for new steps
+    # A step's number for this patch: its place in next_steps before the patch; steps the
+    # patch adds continue the count (so `--todo a --todo b --start 1` on an empty list works).
+    origin: int
     line: str
 
 
@@ -190,7 +193,14 @@ class _Work:
         self.bodies: dict[str, list[str]] = {k: list(doc.section(k)) for k in KEYS}
         self.steps = [_Step(i, line) for i, line in enumerate(doc.steps(), start=1)]
         self.notices: list[str] = []
+        self.summary: list[str] = []
         self.original_count = len(self.steps)
+        self.next_origin = self.original_count + 1
+
+    def new_steps(self, lines: list[str]) -> list[_Step]:
+        made = [_Step(self.next_origin + i, line) for i, line in enumerate(lines)]
+        self.next_origin += len(made)
+        return made
 
     def find(self, ref: StepRef) -> _Step:
         if isinstance(ref, int):
@@ -277,10 +287,12 @@ def apply(doc: Document, patch: Patch) -> Applied:
     work = _Work(doc)
     lang = work.lang
     for op in patch.ops:
+        if isinstance(op, SetSection | AddLine | RemoveLine):
+            work.summary.append(_describe(op))
         if isinstance(op, SetSection):
             lines = _bulleted(op.section, _lines(op.text))
             if op.section == "next_steps":
-                work.steps = [_Step(None, line) for line in lines]
+                work.steps = work.new_steps(lines)
             else:
                 work.bodies[op.section] = lines
         elif isinstance(op, AddLine):
@@ -288,13 +300,15 @@ def apply(doc: Document, patch: Patch) -> Applied:
             if not lines:
                 raise PatchError(f"nothing to add to {op.section}")
             if op.section == "next_steps":
-                work.steps.extend(_Step(None, line) for line in lines)
+                work.steps.extend(work.new_steps(lines))
             else:
                 work.bodies[op.section].extend(lines)
         elif isinstance(op, RemoveLine):
             _remove(work, op)
         elif isinstance(op, AddStep):
-            work.steps.append(_Step(None, f"- [ ] {_one_line('a step', op.text)}"))
+            text = _one_line("a step", op.text)
+            work.steps.extend(work.new_steps([f"- [ ] {text}"]))
+            work.summary.append(f"todo: {text}")
         elif isinstance(op, StartStep):
             target = work.find(op.step)
             for step in work.steps:
@@ -306,6 +320,7 @@ def apply(doc: Document, patch: Patch) -> Applied:
             body = item.text if item else target.line.strip()
             body, _ = cut_suffix(body, lang.reason)
             target.line = Item(indent, ">", body.rstrip()).render()
+            work.summary.append(f"start: {_step_text(target.line, lang)}")
         elif isinstance(op, BlockStep):
             target = work.find(op.step)
             reason = _one_line("a reason", op.reason)
@@ -314,12 +329,14 @@ def apply(doc: Document, patch: Patch) -> Applied:
             body, _ = cut_suffix(body, lang.reason)
             indent = item.indent if item else ""
             target.line = Item(indent, "!", f"{body.rstrip()}{lang.reason}{reason}").render()
+            work.summary.append(f"block: {_step_text(target.line, lang)}")
         elif isinstance(op, FinishStep):
             target = work.find(op.step)
             verify = _one_line("a verification", op.verify)
             work.steps.remove(target)
             done = work.bodies["done"]
             done.append(f"- [x] {_step_text(target.line, lang)}{lang.verify}{verify}")
+            work.summary.append(f"done: {_step_text(target.line, lang)}")
             while len(done) > LINE_LIMIT:
                 dropped = done.pop(0)
                 work.notices.append(
@@ -333,7 +350,7 @@ def apply(doc: Document, patch: Patch) -> Applied:
             report.errors,
             hint="a patch must leave a valid document (git agy-state check shows the rules)",
         )
-    return Applied(result, result.changed_keys(doc), tuple(work.notices))
+    return Applied(result, result.changed_keys(doc), tuple(work.notices), "; ".join(work.summary))
 
 
 def _remove(work: _Work, op: RemoveLine) -> None:

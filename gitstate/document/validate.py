@@ -55,10 +55,16 @@ class Report:
         }
 
 
-def decode(data: bytes, fallback: Language = lang_mod.EN) -> tuple[str | None, Report | None]:
-    """Bytes to text, or a one-error report for a file too big, binary or not UTF-8."""
+def decode(
+    data: bytes, fallback: Language = lang_mod.EN, size: int | None = None
+) -> tuple[str | None, Report | None]:
+    """Bytes to text, or a one-error report for a file too big, binary or not UTF-8.
+
+    `size` is the whole file's size when `data` was read only up to just past the limit.
+    """
     if len(data) > MAX_BYTES:
-        problem = Problem(None, fallback.message("too_big", size=len(data)), "too_big")
+        actual = max(size or 0, len(data))
+        problem = Problem(None, fallback.message("too_big", size=actual), "too_big")
         return None, Report(fallback.code, (problem,))
     try:
         text = data.decode("utf-8")
@@ -74,8 +80,8 @@ def _not_text(lang: Language, line: int) -> Report:
     return Report(lang.code, (Problem(line, lang.message("not_text"), "not_text"),))
 
 
-def check_bytes(data: bytes, fallback: Language = lang_mod.EN) -> Report:
-    text, refusal = decode(data, fallback)
+def check_bytes(data: bytes, fallback: Language = lang_mod.EN, size: int | None = None) -> Report:
+    text, refusal = decode(data, fallback, size)
     if refusal is not None:
         return refusal
     assert text is not None

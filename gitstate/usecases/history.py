@@ -38,7 +38,8 @@ def check(ws: Workspace | None, file: Path | None = None) -> Checked:
         except OSError as exc:
             raise Failure(f"cannot read {file}: {exc.strerror}") from None
         lang = ws.new_language() if ws else None
-        report = check_bytes(raw, lang) if lang else check_bytes(raw)
+        size = file.stat().st_size
+        report = check_bytes(raw, lang, size) if lang else check_bytes(raw, size=size)
         return Checked("file", str(file), report)
     assert ws is not None
     try:

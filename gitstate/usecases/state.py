@@ -88,16 +88,18 @@ def patch(
 ) -> Written:
     """Apply a patch to the view (unsaved edits kept), or to the tip, or to a new template."""
     language = ws.new_language()
+    summary = [change.describe()]
 
     def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
         base = start if start is not None else template(language, now_stamp())
         applied = apply(base, change)
+        summary[0] = applied.summary or summary[0]
         return applied.document, applied.notices
 
     return _write(
         ws,
         produce,
-        subject=lambda changed: message or "patch: " + change.describe(),
+        subject=lambda changed: message or "patch: " + summary[0],
         allow_secret=allow_secret,
         session=session,
         write_view_when_unchanged=True,

@@ -16,7 +16,7 @@ import pygit2
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import Language
-from gitstate.document.model import Document, parse
+from gitstate.document.model import MAX_BYTES, Document, parse
 from gitstate.document.validate import Report, check_bytes, decode
 from gitstate.errors import Failure, InvalidDocument, NotARepository
 from gitstate.storage import lock as lock_mod
@@ -100,7 +100,9 @@ class Workspace:
         return state
 
     def view_report(self, data: bytes) -> Report:
-        return check_bytes(data, self.new_language())
+        # The view is read only up to just past the limit; name the file's real size.
+        size = view.size(self.layout) if len(data) > MAX_BYTES else None
+        return check_bytes(data, self.new_language(), size)
 
     def view_document(self, data: bytes) -> Document:
         """The view as a Document; InvalidDocument (every problem) when it breaks a rule."""
