@@ -1,0 +1,691 @@
+"""Side-by-side benchmark of git-agy-state: one Markdown table of ratios, measured in one run.
+
+Machines are noisy, so every row compares a subject with a baseline measured in the same run,
+interleaved (baseline and subject alternate, the order flips each repetition, a couple of
+warm-up runs are discarded). A row reports the median and the minimum of each side (and, for
+subprocesses, the median CPU time from wait4) and the ratio of the medians, which the verdict
+uses; the ratios of the minimums and of the CPU times are printed beside it.
+
+    python bench/bench.py            # full run (about 1.5 minutes on 2 cores)
+    python bench/bench.py --quick    # smoke run (~20 s): fewer repetitions, smaller fixtures
+
+Standard library plus the project's own dependencies. Every fixture lives in one temporary
+directory removed at the end; every subprocess runs with a sealed git environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from gitstate.document.language import KEYS
+from gitstate.document.model import Document, render
+from gitstate.document.patch import Patch, SetSection
+from gitstate.document.validate import check_text
+from gitstate.storage.snapshots import FORMAT_VERSION, compose_message
+from gitstate.usecases import history
+from gitstate.usecases import state as state_uc
+from gitstate.usecases.workspace import Workspace
+
+CLI = [sys.executable, "-m", "gitstate"]
+SHORT_CHAIN = 20
+LOG_LIMIT = 20
+WARMUP = 2
+
+
+@dataclass(frozen=True)
+class Plan:
+    reps: int  # interleaved pairs per subprocess row
+    chain: int  # length of the long chain (row 2)
+    snapshots: int  # one-section changes before gc (row 3)
+    inproc_reps: int  # interleaved pairs per in-process row
+
+
+FULL = Plan(reps=51, chain=20_000, snapshots=1_000, inproc_reps=300)
+QUICK = Plan(reps=11, chain=2_000, snapshots=200, inproc_reps=60)
+
+
+# ---- a realistic STATE.md (~1.5 KB, English) ---------------------------------------------
+
+SECTIONS: dict[str, list[str]] = {
+    "goal": [
+        "Make `git agy-state log` fast on long histories and keep `save` within its start-up",
+        "budget, without changing the on-disk format of snapshots.",
+    ],
+    "done": [
+        "- [x] Profile save end to end | verified: cProfile report in issue 42",
+        "- [x] Read only N commits in log -n N | verified: tests/test_history.py::test_log_limit",
+        "- [x] Keep the view record next to the lock | verified: pytest -k view_record",
+    ],
+    "changed_files": [
+        "- gitstate/usecases/history.py: log walks first parents lazily",
+        "- gitstate/storage/snapshots.py: walk() stops after the limit",
+        "- gitstate/cli/__init__.py: version option without importing the use cases",
+        "- tests/test_history.py: log on a 5,000-snapshot chain",
+    ],
+    "open_issues": [
+        "- click costs a noticeable share of start-up; consider lazy subcommands",
+        "- gc --auto runs detached; doctor should report a store that never packs (run 0)",
+    ],
+    "key_data": [
+        "- import pygit2: about 90 ms on the CI runner (2 cores, shared)",
+        "- save budget: 1.5x the time of `python -c 'import pygit2'` (run 0)",
+        "- git gc --prune=now packs 1,000 snapshots to well under 1 MB",
+    ],
+    "failed_attempts": [
+        "- pygit2 Walker with SORT_TIME: sorts by reading every commit first; reverted",
+        "- Shelling out to `git log`: one more process per call, and a git dependency",
+    ],
+    "next_steps": [
+        "- [>] Measure save with -X importtime and cProfile (attempt 0)",
+        "- [ ] Move the subcommand imports behind click's lazy loading",
+        "- [ ] Document the targets in bench/README.md",
+        "- [ ] Re-run the benchmark on the CI runner and compare",
+    ],
+}
+
+# Row 3 varies one line of one section per snapshot, rotating over these sections.
+VARIED = {
+    "next_steps": ("(attempt 0)", "(attempt {n})"),
+    "open_issues": ("(run 0)", "(run {n})"),
+    "key_data": ("(run 0)", "(run {n})"),
+}
+
+
+def section_text(key: str, n: int = 0) -> str:
+    lines = SECTIONS[key]
+    if n and key in VARIED:
+        old, new = VARIED[key]
+        lines = [line.replace(old, new.format(n=n)) for line in lines]
+    return "\n".join(lines)
+
+
+def document_text(goal_counter: int) -> str:
+    """The rendered document with a counter in the goal's first line (row 2's chains)."""
+    bodies = []
+    for key in KEYS:
+        lines = list(SECTIONS[key])
+        if key == "goal":
+            lines[0] = f"{lines[0]} (edit {goal_counter})"
+        bodies.append(tuple(lines))
+    return render(Document("en", "2026-01-02 03:04", tuple(bodies)))
+
+
+# ---- environment ----------------------------------------------------------------------------
+
+
+def sealed_env(root: Path) -> dict[str, str]:
+    """A hermetic environment: temporary HOME, no system or global git config, fixed identity."""
+    home = root / "home"
+    (home / ".config").mkdir(parents=True)
+    empty = home / ".gitconfig"
+    empty.write_text("")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(empty),
+        "GIT_AUTHOR_NAME": "Bench Author",
+        "GIT_AUTHOR_EMAIL": "bench@example.com",
+        "GIT_COMMITTER_NAME": "Bench Author",
+        "GIT_COMMITTER_EMAIL": "bench@example.com",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        # Bytecode is cached (as after `pip install`), but in the temporary tree, never next to
+        # the sources; the warm-up runs fill it.
+        "PYTHONPYCACHEPREFIX": str(root / "pycache"),
+    }
+    for name in ("SYSTEMROOT", "TMPDIR"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def seal_this_process(env: dict[str, str], root: Path) -> None:
+    """The fixtures built in-process (pygit2, use cases) see the same sealed environment."""
+    for name in list(os.environ):
+        if name.startswith(("GIT_", "AGY_")):
+            del os.environ[name]
+    os.environ.update(env)
+    empty = root / "home" / "empty"
+    empty.mkdir()
+    levels = pygit2.enums.ConfigLevel
+    pygit2.settings.search_path[levels.GLOBAL] = env["HOME"]
+    pygit2.settings.search_path[levels.XDG] = env["XDG_CONFIG_HOME"]
+    pygit2.settings.search_path[levels.SYSTEM] = str(empty)
+
+
+def git(env: dict[str, str], cwd: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} failed in {cwd}:\n{proc.stderr}")
+    return proc.stdout
+
+
+def tool(env: dict[str, str], cwd: Path, *args: str) -> str:
+    proc = subprocess.run([*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"git-agy-state {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}")
+    return proc.stdout
+
+
+def new_repo(env: dict[str, str], path: Path) -> Path:
+    path.mkdir(parents=True)
+    git(env, path, "init", "-q", "-b", "main")
+    git(env, path, "commit", "-q", "--allow-empty", "-m", "first")
+    return path
+
+
+Sample = tuple[float, float | None]  # (wall seconds, CPU seconds of the child or None)
+
+
+def timed_run(argv: list[str], cwd: Path, env: dict[str, str]) -> Sample:
+    """Wall time of one process (stdout discarded), and the CPU time it used; a failure ends
+    the benchmark with the process's stderr."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=err,
+        )  # fmt: skip
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        if proc.returncode != 0:
+            err.seek(0)
+            message = err.read().decode(errors="replace")
+            raise SystemExit(
+                f"{' '.join(argv)} failed in {cwd} (exit {proc.returncode}):\n{message}"
+            )
+    return elapsed, usage.ru_utime + usage.ru_stime
+
+
+def in_process(func: Callable[[], object]) -> Sample:
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start, None
+
+
+# ---- measuring --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Timing:
+    samples: tuple[float, ...]  # wall seconds
+    cpu: tuple[float, ...] = ()  # CPU seconds of subprocesses; empty for in-process timings
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def min(self) -> float:
+        return min(self.samples)
+
+    @property
+    def cpu_median(self) -> float | None:
+        return statistics.median(self.cpu) if self.cpu else None
+
+
+def timing(samples: list[Sample]) -> Timing:
+    cpu = [c for _, c in samples if c is not None]
+    return Timing(tuple(w for w, _ in samples), tuple(cpu) if len(cpu) == len(samples) else ())
+
+
+def interleaved(
+    baseline: Callable[[], Sample], subject: Callable[[], Sample], reps: int
+) -> tuple[Timing, Timing]:
+    """Alternate the two, flipping the order every repetition; returns (subject, baseline)."""
+    base: list[Sample] = []
+    subj: list[Sample] = []
+    for i in range(WARMUP + reps):
+        if i % 2 == 0:
+            b, s = baseline(), subject()
+        else:
+            s, b = subject(), baseline()
+        if i >= WARMUP:
+            base.append(b)
+            subj.append(s)
+    return timing(subj), timing(base)
+
+
+@dataclass(frozen=True)
+class Row:
+    measure: str
+    subject: str
+    baseline: str
+    ratio: float | None  # of the medians: the verdict's
+    target: float | None = None
+    info: bool = False
+    min_ratio: float | None = None  # of the minimums
+    cpu_ratio: float | None = None  # of the median CPU times (subprocess rows)
+
+    def cells(self) -> list[str]:
+        ratio = "—" if self.ratio is None else f"{self.ratio:.2f}×"
+        extra = []
+        if self.min_ratio is not None:
+            extra.append(f"mins {self.min_ratio:.2f}×")
+        if self.cpu_ratio is not None:
+            extra.append(f"CPU {self.cpu_ratio:.2f}×")
+        if extra:
+            ratio += f" ({', '.join(extra)})"
+        target = "—" if self.target is None else f"≤ {self.target:g}×"
+        if self.info:
+            verdict = "info"
+        elif self.target is None or self.ratio is None:
+            verdict = "reported"
+        else:
+            verdict = "ok" if self.ratio <= self.target else "**over target**"
+        measure = f"(info) {self.measure}" if self.info else self.measure
+        return [measure, self.subject, self.baseline, ratio, target, verdict]
+
+
+def ms(label: str, t: Timing) -> str:
+    cpu = "" if t.cpu_median is None else f"; CPU {t.cpu_median * 1e3:.1f}"
+    return f"{label}: {t.median * 1e3:.1f} ms (min {t.min * 1e3:.1f}{cpu})"
+
+
+def us(label: str, t: Timing) -> str:
+    return f"{label}: {t.median * 1e6:.0f} µs (min {t.min * 1e6:.0f})"
+
+
+def timed_row(
+    measure: str,
+    subject: tuple[str, Timing],
+    baseline: tuple[str, Timing],
+    target: float | None = None,
+    info: bool = False,
+    unit: Callable[[str, Timing], str] = ms,
+) -> Row:
+    subj, base = subject[1], baseline[1]
+    cpu = None
+    if subj.cpu_median is not None and base.cpu_median:
+        cpu = subj.cpu_median / base.cpu_median
+    return Row(
+        measure,
+        unit(*subject),
+        unit(*baseline),
+        subj.median / base.median,
+        target,
+        info,
+        subj.min / base.min,
+        cpu,
+    )
+
+
+def progress(text: str) -> None:
+    print(f"[bench] {text}", file=sys.stderr, flush=True)
+
+
+# ---- row 1: save --------------------------------------------------------------------------
+
+
+def prepare_save_repo(env: dict[str, str], path: Path) -> Path:
+    repo = new_repo(env, path)
+    # Every section but the last step through --set (the in-progress marker included), and
+    # the last step through --todo: one real `patch` makes the first snapshot.
+    *steps, last = SECTIONS["next_steps"]
+    args = ["patch"]
+    for key in KEYS:
+        text = "\n".join(steps) if key == "next_steps" else section_text(key)
+        args += ["--set", f"{key}={text}"]
+    args += ["--todo", last.split("] ", 1)[1], "-m", "bench: initial state"]
+    tool(env, repo, *args)
+    return repo
+
+
+def rewrite_goal(view: Path, counter: int) -> None:
+    lines = view.read_text(encoding="utf-8").split("\n")
+    at = lines.index("## Goal") + 1
+    lines[at] = f"{SECTIONS['goal'][0]} (edit {counter})"
+    view.write_text("\n".join(lines), encoding="utf-8")
+
+
+def chain_length(repo: Path) -> int:
+    ws = Workspace.open(repo)
+    return sum(1 for _ in ws.store.walk(ws.store.tip()))
+
+
+def rows_save(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+    repo = prepare_save_repo(env, root / "save")
+    view = repo / "STATE.md"
+    counter = iter(range(1, 1_000_000))
+    import_pygit2 = [sys.executable, "-c", "import pygit2"]
+
+    def save() -> Sample:
+        rewrite_goal(view, next(counter))  # not timed
+        return timed_run([*CLI, "save"], repo, env)
+
+    def baseline() -> Sample:
+        return timed_run(import_pygit2, repo, env)
+
+    progress(f"row 1: save vs import pygit2, {plan.reps} pairs")
+    before = chain_length(repo)
+    saved, base = interleaved(baseline, save, plan.reps)
+    made = chain_length(repo) - before
+    if made != plan.reps + WARMUP:
+        raise SystemExit(f"expected {plan.reps + WARMUP} new snapshots from save, found {made}")
+    rows = [
+        timed_row(
+            "`save` of a one-line change (subprocess)",
+            ("`python -m gitstate save`", saved),
+            ("`python -c 'import pygit2'`", base),
+            target=1.5,
+        )
+    ]
+
+    progress(f"info: import pygit2 vs python -c pass, {plan.reps} pairs")
+    imp, bare = interleaved(
+        lambda: timed_run([sys.executable, "-c", "pass"], repo, env),
+        lambda: timed_run(import_pygit2, repo, env),
+        plan.reps,
+    )
+    rows.append(
+        timed_row(
+            "interpreter + `import pygit2`",
+            ("`python -c 'import pygit2'`", imp),
+            ("`python -c pass`", bare),
+            info=True,
+        )
+    )
+
+    progress(f"info: --version start-up vs import pygit2, {plan.reps} pairs")
+    version, imp2 = interleaved(
+        lambda: timed_run(import_pygit2, repo, env),
+        lambda: timed_run([*CLI, "--version"], repo, env),
+        plan.reps,
+    )
+    rows.append(
+        timed_row(
+            "CLI start-up, no work",
+            ("`python -m gitstate --version`", version),
+            ("`python -c 'import pygit2'`", imp2),
+            info=True,
+        )
+    )
+
+    progress(f"info: save vs --version start-up, {plan.reps} pairs")
+    saved2, version2 = interleaved(
+        lambda: timed_run([*CLI, "--version"], repo, env), save, plan.reps
+    )
+    rows.append(
+        timed_row(
+            "`save` beyond start-up (cold work + what it imports late)",
+            ("`python -m gitstate save`", saved2),
+            ("`python -m gitstate --version`", version2),
+            info=True,
+        )
+    )
+
+    progress(f"info: save use case in-process, {plan.inproc_reps} runs")
+    samples = []
+    for n in range(WARMUP + plan.inproc_reps):
+        rewrite_goal(view, 500_000 + n)
+        sample = in_process(lambda: state_uc.save(Workspace.open(repo)))
+        if n >= WARMUP:
+            samples.append(sample)
+    work = timing(samples)
+    rows.append(
+        timed_row(
+            "`save` work alone (in-process, warm: open + save use case)",
+            ("in-process save", work),
+            ("the `save` process above", saved),
+            info=True,
+        )
+    )
+    return rows
+
+
+# ---- row 2: log on a long chain -------------------------------------------------------------
+
+
+def build_chain(env: dict[str, str], path: Path, length: int) -> Path:
+    """`length` snapshots written with the tool's Store (blob, tree, commit with trailers), then
+    one compare-and-swap of the ref, then packed as `gc --auto` would have done long before."""
+    repo = new_repo(env, path)
+    ws = Workspace.open(repo)
+    store = ws.store
+    head, branch = store.head_info()
+    trailers = [("Agy-Format", FORMAT_VERSION), ("Agy-Sections", "goal")]
+    trailers += [("Agy-Head", head or ""), ("Agy-Branch", branch or ""), ("Agy-Phase", "IDLE")]
+    message = compose_message("save: goal", trailers)
+    tip: str | None = None
+    for n in range(length):
+        data = document_text(n).encode()
+        tip = store.create_snapshot(data, [tip] if tip else [], message)
+    assert tip is not None
+    if not store.compare_and_swap(ws.layout.state_ref, None, tip, "bench: build chain"):
+        raise SystemExit("could not set the state ref of the fixture chain")
+    git(env, repo, "gc", "--quiet", "--prune=now")
+    return repo
+
+
+def rows_log(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+    progress(f"row 2: building chains of {plan.chain:,} and {SHORT_CHAIN} snapshots")
+    start = time.perf_counter()
+    long_repo = build_chain(env, root / "chain-long", plan.chain)
+    short_repo = build_chain(env, root / "chain-short", SHORT_CHAIN)
+    progress(f"chains built and packed in {time.perf_counter() - start:.1f} s")
+    argv = [*CLI, "log", "-n", str(LOG_LIMIT)]
+    for repo, length in ((long_repo, plan.chain), (short_repo, SHORT_CHAIN)):
+        shown = len(tool(env, repo, "log", "-n", str(LOG_LIMIT)).splitlines())
+        if shown != LOG_LIMIT or chain_length(repo) != length:
+            raise SystemExit(f"{repo}: a broken fixture ({shown} lines from log -n {LOG_LIMIT})")
+
+    progress(f"row 2: log -n {LOG_LIMIT}, {plan.reps} pairs")
+    long_t, short_t = interleaved(
+        lambda: timed_run(argv, short_repo, env),
+        lambda: timed_run(argv, long_repo, env),
+        plan.reps,
+    )
+    rows = [
+        timed_row(
+            f"`log -n {LOG_LIMIT}` on a {plan.chain:,}-snapshot chain (subprocess)",
+            (f"{plan.chain:,} snapshots", long_t),
+            (f"{SHORT_CHAIN} snapshots", short_t),
+            target=1.3,
+        )
+    ]
+
+    def read(repo: Path) -> Callable[[], Sample]:
+        def run() -> Sample:
+            return in_process(lambda: history.log(Workspace.open(repo), LOG_LIMIT))
+
+        return run
+
+    progress(f"info: log -n {LOG_LIMIT} in-process, {plan.inproc_reps} pairs")
+    long_in, short_in = interleaved(read(short_repo), read(long_repo), plan.inproc_reps)
+    rows.append(
+        timed_row(
+            f"`log -n {LOG_LIMIT}` work alone (in-process: open + history.log)",
+            (f"{plan.chain:,} snapshots", long_in),
+            (f"{SHORT_CHAIN} snapshots", short_in),
+            info=True,
+            unit=us,
+        )
+    )
+    return rows
+
+
+# ---- row 3: bytes per snapshot ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Usage:
+    loose: int  # apparent size of the loose object files
+    loose_disk: int  # blocks they occupy
+    packs: int  # every file under objects/pack (.pack, .idx, .rev, …)
+    pack_data: int  # the .pack files alone
+
+    @property
+    def total(self) -> int:
+        return self.loose + self.packs
+
+
+def object_usage(gitdir: Path) -> Usage:
+    loose = loose_disk = packs = pack_data = 0
+    objects = gitdir / "objects"
+    for sub in objects.iterdir():
+        if len(sub.name) == 2 and sub.is_dir():
+            for entry in os.scandir(sub):
+                info = entry.stat()
+                loose += info.st_size
+                loose_disk += info.st_blocks * 512
+    pack_dir = objects / "pack"
+    if pack_dir.is_dir():
+        for entry in os.scandir(pack_dir):
+            size = entry.stat().st_size
+            packs += size
+            pack_data += size if entry.name.endswith(".pack") else 0
+    return Usage(loose, loose_disk, packs, pack_data)
+
+
+def rows_size(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+    count = plan.snapshots
+    repo = new_repo(env, root / "size")
+    # The tool would start `git gc --auto` in the background when loose objects pile up; that
+    # would pack part of them mid-run, so it is switched off here and gc is run by hand.
+    git(env, repo, "config", "gc.auto", "0")
+    gitdir = repo / ".git"
+    empty = object_usage(gitdir)
+    progress(f"row 3: {count:,} one-section snapshots through state.patch (in-process)")
+    start = time.perf_counter()
+    varied = list(VARIED)
+    for n in range(count):
+        if n == 0:
+            ops: tuple[SetSection, ...] = tuple(SetSection(k, section_text(k)) for k in KEYS)
+        else:
+            key = varied[n % len(varied)]
+            ops = (SetSection(key, section_text(key, n)),)
+        written = state_uc.patch(Workspace.open(repo), Patch(ops))
+        if written.outcome != "saved":
+            raise SystemExit(f"snapshot {n}: expected a new snapshot, got {written.outcome}")
+    made = time.perf_counter() - start
+    progress(f"{count:,} snapshots in {made:.1f} s ({made / count * 1e3:.2f} ms each)")
+    view_bytes = (repo / "STATE.md").stat().st_size
+    before = object_usage(gitdir)
+    loose = before.loose - empty.loose
+    loose_disk = before.loose_disk - empty.loose_disk
+    reflog = (gitdir / "logs" / "refs" / "agy" / "state").stat().st_size
+
+    progress("row 3: git gc --prune=now")
+    git(env, repo, "gc", "--quiet", "--prune=now")
+    plain = object_usage(gitdir)
+    progress("info: git gc --aggressive --prune=now")
+    git(env, repo, "gc", "--quiet", "--aggressive", "--prune=now")
+    aggressive = object_usage(gitdir)
+
+    def per(value: int) -> str:
+        return f"{value / count:,.0f} B/snapshot"
+
+    def packed(usage: Usage) -> str:
+        index = usage.packs - usage.pack_data
+        return (
+            f"packed: {per(usage.total)} (.pack {usage.pack_data / count:,.0f}, "
+            f".idx/.rev {index / count:,.0f}, loose {usage.loose / count:,.0f})"
+        )
+
+    label = f"{count:,} changes, STATE.md {view_bytes:,} B"
+    return [
+        Row(
+            f"bytes per snapshot after `git gc --prune=now` ({label})",
+            packed(plain),
+            f"loose, before gc: {per(loose)}",
+            plain.total / loose,
+        ),
+        Row(
+            "bytes per snapshot after `git gc --aggressive --prune=now`",
+            packed(aggressive),
+            f"loose, before gc: {per(loose)}",
+            aggressive.total / loose,
+            info=True,
+        ),
+        Row(
+            "disk used by loose objects before gc (whole blocks)",
+            f"on disk: {per(loose_disk)}",
+            f"apparent size: {per(loose)}",
+            loose_disk / loose,
+            info=True,
+        ),
+        Row(
+            "reflog of refs/agy/state (kept by gc for 90 days)",
+            f"reflog: {per(reflog)}",
+            f"packed objects: {per(plain.total)}",
+            reflog / plain.total,
+            info=True,
+        ),
+    ]
+
+
+# ---- report -----------------------------------------------------------------------------------
+
+
+def table(rows: list[Row]) -> str:
+    header = ["measure", "subject", "baseline", "ratio", "target", "verdict"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine_line(plan: Plan, mode: str, elapsed: float) -> str:
+    try:
+        load = ", load avg " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = ""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
+    git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
+    return (
+        f"Machine: Python {platform.python_version()} ({platform.python_implementation()}), "
+        f"pygit2 {pygit2.__version__} / libgit2 {pygit2.LIBGIT2_VERSION}, "
+        f"{git_version.strip()}, {os.cpu_count()} CPUs ({usable} usable){load}, "
+        f"{platform.system()} {platform.machine()}. "
+        f"Run: {mode}, {plan.reps} interleaved pairs per subprocess row "
+        f"(+{WARMUP} warm-up), {elapsed:.0f} s."
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: fewer repetitions, smaller fixtures"
+    )
+    args = parser.parse_args(argv)
+    plan = QUICK if args.quick else FULL
+    mode = "--quick" if args.quick else "full"
+    report = check_text(document_text(0))
+    if not report.valid:
+        raise SystemExit(f"the benchmark's STATE.md is invalid: {report.errors}")
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="agy-bench-", ignore_cleanup_errors=True) as tmp:
+        root = Path(tmp)
+        env = sealed_env(root)
+        seal_this_process(env, root)
+        save_rows = rows_save(env, root, plan)
+        log_rows = rows_log(env, root, plan)
+        size_rows = rows_size(env, root, plan)
+    # The three measured rows first, then the informational ones.
+    rows = [save_rows[0], log_rows[0], size_rows[0]]
+    rows += save_rows[1:] + log_rows[1:] + size_rows[1:]
+    print(table(rows))
+    print()
+    print(machine_line(plan, mode, time.perf_counter() - began))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
