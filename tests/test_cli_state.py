@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -448,14 +451,8 @@ class TestAnywhere:
         assert run_tool("--version", cwd=repo.path).stdout.startswith("git agy-state")
 
     def test_git_finds_the_subcommand(self, repo: Repo) -> None:
-        import os
-        import sys
-        from pathlib import Path
-
         bindir = str(Path(sys.executable).parent)
         env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
-        import subprocess
-
         proc = subprocess.run(
             ["git", "agy-state", "status", "--json"],
             cwd=repo.path,
