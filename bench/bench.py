@@ -35,6 +35,7 @@ from gitstate.document.patch import Patch, SetSection
 from gitstate.document.validate import check_text
 from gitstate.storage.snapshots import FORMAT_VERSION, compose_message
 from gitstate.usecases import history
+from gitstate.usecases import patch as patch_uc
 from gitstate.usecases import state as state_uc
 from gitstate.usecases.workspace import Workspace
 
@@ -572,7 +573,7 @@ def rows_size(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
         else:
             key = varied[n % len(varied)]
             ops = (SetSection(key, section_text(key, n)),)
-        written = state_uc.patch(Workspace.open(repo), Patch(ops))
+        written = patch_uc.patch(Workspace.open(repo), Patch(ops))
         if written.outcome != "saved":
             raise SystemExit(f"snapshot {n}: expected a new snapshot, got {written.outcome}")
     made = time.perf_counter() - start

@@ -309,7 +309,7 @@ def test_a_ref_moved_by_plain_git_between_read_and_write_is_built_on(repo: Repo,
         applied = apply(start or parse(blob(repo, ours_before).decode()), change)
         return applied.document, applied.notices
 
-    written = state_uc._write(
+    written = state_uc.write(
         Workspace.open(),
         produce,
         subject=lambda changed: "patch: add to open_issues",
@@ -351,7 +351,7 @@ def test_a_writer_that_keeps_moving_the_ref_is_never_overwritten(repo: Repo, cli
         return applied.document, applied.notices
 
     with pytest.raises(WorkAtRisk, match="nothing was saved"):
-        state_uc._write(
+        state_uc.write(
             Workspace.open(),
             produce,
             subject=lambda changed: "mine",

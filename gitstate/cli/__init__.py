@@ -6,6 +6,7 @@ their code, click's usage errors become 64, anything unexpected is one line (no 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -14,12 +15,42 @@ from typing import Any
 import click
 
 from gitstate import __version__
-from gitstate.cli import state_commands
 from gitstate.cli.output import report_error
 from gitstate.errors import EXIT_FAILURE, EXIT_USAGE, AgyError, UsageError
 
+# Command name → module holding a click command of that name. Loaded on first use, so running
+# one command imports only what that command needs (a save must not pay for log's difflib).
+COMMANDS = {
+    name: f"gitstate.cli.{name}"
+    for name in (
+        "init",
+        "save",
+        "patch",
+        "check",
+        "show",
+        "status",
+        "log",
+        "diff",
+        "checkout",
+        "restore",
+    )
+}
+
 
 class AgyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        module = COMMANDS.get(cmd_name)
+        if module is None:
+            return None
+        command = getattr(importlib.import_module(module), cmd_name)
+        assert isinstance(command, click.Command)
+        return command
+
     def main(
         self,
         args: Sequence[str] | None = None,
@@ -82,8 +113,5 @@ def main() -> None:
     STATE.md at the root of the work tree is a view of the newest snapshot on refs/agy/state.
     """
 
-
-for _command in state_commands.COMMANDS:
-    main.add_command(_command)
 
 __all__ = ["EXIT_USAGE", "main"]

@@ -6,14 +6,49 @@ The one place errors become `error: …` / `hint: …` lines (or `{"error", "cod
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gitstate.errors import AgyError, InvalidDocument, SecretFound
 
+if TYPE_CHECKING:  # the use cases load pygit2; commands that print them import them anyway
+    from gitstate.usecases.state import Written
+
+F = TypeVar("F", bound=Callable[..., Any])
+
 MAX_LISTED = 20
+
+
+def json_option(func: F) -> F:
+    """The one `--json` idiom: machine-readable output on stdout, a stable API."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")(func)
+
+
+def short(sha: str | None) -> str:
+    return sha[:12] if sha else "none"
+
+
+def report_written(result: Written, as_json: bool, verb: str) -> None:
+    """What a write did: one line on stdout, notes and warnings on stderr."""
+    if as_json:
+        emit_json(result.as_json())
+        return
+    for text in result.notices:
+        note(f"note: {text}")
+    if result.overwritten:
+        note(f"note: the replaced STATE.md was kept in {result.overwritten}")
+    if result.merged:
+        note("note: merged STATE.md with snapshots written since it was checked out")
+    if result.view_kept:
+        note("warning: STATE.md changed while saving and was left as it is (git agy-state status)")
+    if result.outcome == "saved":
+        say(f"{verb} {short(result.snapshot)}: {', '.join(result.sections) or 'no section'}")
+    elif result.outcome == "unchanged":
+        say(f"nothing to save: STATE.md equals the tip ({short(result.snapshot)})")
+    elif result.outcome == "nothing":
+        say("nothing to save: there is no STATE.md")
 
 
 def emit_json(value: Any) -> None:

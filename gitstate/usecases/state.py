@@ -15,9 +15,7 @@ from pathlib import Path
 
 from gitstate import secrets
 from gitstate.document.language import KEYS
-from gitstate.document.merge import merge_sections
-from gitstate.document.model import Document, render, template
-from gitstate.document.patch import Patch, apply
+from gitstate.document.model import Document, render
 from gitstate.errors import Failure, SecretFound, WorkAtRisk
 from gitstate.storage import maintenance, view
 from gitstate.storage.snapshots import FORMAT_VERSION, compose_message
@@ -69,40 +67,13 @@ def save(
     def produce(start: Document | None) -> tuple[Document, tuple[str, ...]] | None:
         return None if start is None else (start, ())
 
-    return _write(
+    return write(
         ws,
         produce,
         subject=lambda changed: message or "save: " + (", ".join(changed) or "no change"),
         allow_secret=allow_secret,
         session=session,
         write_view_when_unchanged=False,
-    )
-
-
-def patch(
-    ws: Workspace,
-    change: Patch,
-    message: str | None = None,
-    allow_secret: bool = False,
-    session: str | None = None,
-) -> Written:
-    """Apply a patch to the view (unsaved edits kept), or to the tip, or to a new template."""
-    language = ws.new_language()
-    summary = [change.describe()]
-
-    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
-        base = start if start is not None else template(language, now_stamp())
-        applied = apply(base, change)
-        summary[0] = applied.summary or summary[0]
-        return applied.document, applied.notices
-
-    return _write(
-        ws,
-        produce,
-        subject=lambda changed: message or "patch: " + summary[0],
-        allow_secret=allow_secret,
-        session=session,
-        write_view_when_unchanged=True,
     )
 
 
@@ -117,7 +88,7 @@ def restore(ws: Workspace, rev: str, force: bool = False) -> Written:
     def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
         return target, ()
 
-    return _write(
+    return write(
         ws,
         produce,
         subject=lambda changed: f"restore {commit[:12]}",
@@ -172,6 +143,9 @@ def _starting_point(
     base_doc = ws.snapshot_document(base)
     if base_doc is None:
         return view_doc, False
+    # Imported here: merging is rare, and a save must start fast.
+    from gitstate.document.merge import merge_sections
+
     merged = merge_sections(base_doc, view_doc, tip_doc)
     if not merged.clean:
         raise WorkAtRisk(
@@ -183,7 +157,7 @@ def _starting_point(
     return merged.document, True
 
 
-def _write(
+def write(
     ws: Workspace,
     produce: Producer,
     subject: Callable[[tuple[str, ...]], str],
@@ -334,4 +308,4 @@ def init(ws: Workspace) -> list[str]:
     return done
 
 
-__all__ = ["SecretFound", "Written", "checkout", "init", "patch", "restore", "save"]
+__all__ = ["SecretFound", "Written", "checkout", "init", "restore", "save"]

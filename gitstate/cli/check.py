@@ -1,0 +1,50 @@
+"""`git agy-state check`: validate STATE.md, the tip, or a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gitstate.cli.output import emit_json, json_option, note, problem_lines, say, short
+from gitstate.errors import EXIT_FAILURE
+from gitstate.storage.layout import discover
+from gitstate.usecases import history
+from gitstate.usecases.workspace import Workspace
+
+
+@click.command()
+@click.argument("file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@json_option
+def check(file: Path | None, as_json: bool) -> None:
+    """Validate STATE.md (or FILE; with no view, the tip). Exit 1 when invalid."""
+    ws = None if file is not None and _outside_repo() else Workspace.open()
+    checked = history.check(ws, file)
+    report = checked.report
+    if report is None:
+        if as_json:
+            emit_json(
+                {"valid": True, "language": None, "errors": [], "warnings": [], "source": "none"}
+            )
+        else:
+            say(f"no STATE.md and no snapshot yet: nothing to check ({checked.path})")
+        return
+    if as_json:
+        emit_json({**report.as_json(), "source": checked.source, "path": checked.path})
+    else:
+        where = checked.path if checked.source != "tip" else f"snapshot {short(checked.path)}"
+        if report.valid:
+            say(f"STATE.md is valid ({report.language}): {where}")
+        else:
+            count = len(report.errors)
+            say(f"STATE.md is invalid ({count} problem{'s' * (count != 1)}): {where}")
+            for line in problem_lines(report.errors):
+                say(line)
+        for warning in problem_lines(report.warnings):
+            note("warning:" + warning.removeprefix("  -"))
+    if not report.valid:
+        click.get_current_context().exit(EXIT_FAILURE)
+
+
+def _outside_repo() -> bool:
+    return discover() is None

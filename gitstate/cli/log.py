@@ -1,0 +1,36 @@
+"""`git agy-state log`: the chain, newest first."""
+
+from __future__ import annotations
+
+import click
+
+from gitstate.cli.output import emit_json, json_option, say
+from gitstate.usecases import history
+from gitstate.usecases.workspace import Workspace
+
+
+@click.command()
+@click.option("-n", "--max-count", "limit", type=click.IntRange(min=0), help="Show at most N.")
+@click.option("-p", "--patch", "with_patch", is_flag=True, help="Show each snapshot's diff.")
+@json_option
+def log(limit: int | None, with_patch: bool, as_json: bool) -> None:
+    """The snapshots of the chain, newest first."""
+    ws = Workspace.open()
+    snaps = history.log(ws, limit)
+    if as_json:
+        rows = []
+        for snap in snaps:
+            row = snap.as_json()
+            if with_patch:
+                row["diff"] = history.snapshot_diff(ws, snap)
+            rows.append(row)
+        emit_json(rows)
+        return
+    for snap in snaps:
+        when = snap.time.replace("T", " ")[:16]
+        say(f"{snap.commit[:12]} {when} {snap.phase:<9} {snap.subject}")
+        if with_patch:
+            text = history.snapshot_diff(ws, snap)
+            if text:
+                say(text.rstrip("\n"))
+            say()

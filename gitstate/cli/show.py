@@ -1,0 +1,46 @@
+"""`git agy-state show`: a snapshot's STATE.md, byte for byte."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gitstate.cli.output import emit_json, json_option, say
+from gitstate.document.language import KEYS
+from gitstate.document.model import parse
+from gitstate.usecases import history
+from gitstate.usecases.workspace import Workspace
+
+
+@click.command()
+@click.argument("rev", required=False)
+@click.option("--section", metavar="KEY", help="Print only this section's lines.")
+@json_option
+def show(rev: str | None, section: str | None, as_json: bool) -> None:
+    """Print a snapshot's STATE.md byte for byte (default: the tip)."""
+    ws = Workspace.open()
+    commit, data = history.show(ws, rev)
+    if section is not None:
+        key, lines = history.section_lines(data, section)
+        if as_json:
+            emit_json({"commit": commit, "section": key, "lines": lines})
+        else:
+            for line in lines:
+                say(line)
+        return
+    if as_json:
+        doc = parse(data.decode("utf-8"))
+        emit_json(
+            {
+                "commit": commit,
+                "language": doc.language,
+                "stamp": doc.stamp,
+                "sections": {k: list(doc.section(k)) for k in KEYS},
+                "text": data.decode("utf-8"),
+            }
+        )
+        return
+    out = sys.stdout.buffer  # byte for byte, as git show REV:STATE.md
+    out.write(data)
+    out.flush()

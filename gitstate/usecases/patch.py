@@ -1,0 +1,39 @@
+"""Patching the state: apply a ΔΣ to the view (unsaved edits kept), or the tip, or a template.
+
+Shares the write loop of gitstate.usecases.state, so a patch that loses a race is re-applied
+to the new tip rather than dropped.
+"""
+
+from __future__ import annotations
+
+from gitstate.document.model import Document, template
+from gitstate.document.patch import Patch, apply
+from gitstate.usecases.state import Written, now_stamp, write
+from gitstate.usecases.workspace import Workspace
+
+
+def patch(
+    ws: Workspace,
+    change: Patch,
+    message: str | None = None,
+    allow_secret: bool = False,
+    session: str | None = None,
+) -> Written:
+    """Apply a patch to the view (unsaved edits kept), or to the tip, or to a new template."""
+    language = ws.new_language()
+    summary = [change.describe()]
+
+    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
+        base = start if start is not None else template(language, now_stamp())
+        applied = apply(base, change)
+        summary[0] = applied.summary or summary[0]
+        return applied.document, applied.notices
+
+    return write(
+        ws,
+        produce,
+        subject=lambda changed: message or "patch: " + summary[0],
+        allow_secret=allow_secret,
+        session=session,
+        write_view_when_unchanged=True,
+    )
