@@ -10,15 +10,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass
 from itertools import accumulate
+from typing import NamedTuple
 
 REDACTED = "[REDACTED]"
 EXCERPT_WIDTH = 80
 
 
-@dataclass(frozen=True)
-class SecretHit:
+class SecretHit(NamedTuple):
     line: int  # 1-based line number in the scanned text
     kind: str  # short human name, e.g. "GitHub token", "password in URL"
     excerpt: str  # the line with every secret value redacted, trimmed to ~80 chars

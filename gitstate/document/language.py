@@ -7,7 +7,7 @@ separators, two U+2500 in the title); its messages are the peer validator's own 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 KEYS: tuple[str, ...] = (
     "goal",
@@ -23,8 +23,7 @@ KEYS: tuple[str, ...] = (
 _STAMP = r"([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2})"
 
 
-@dataclass(frozen=True)
-class Language:
+class Language(NamedTuple):
     code: str
     headings: tuple[str, ...]  # in KEYS order
     title_prefix: str  # everything before the time stamp

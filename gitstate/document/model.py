@@ -8,7 +8,7 @@ still be loaded, shown and shrunk.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
@@ -23,21 +23,18 @@ BULLET_RE = re.compile(r"^\s*[-*]\s")
 HEADING_RE = re.compile(r"^## (.+)$")
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     number: int  # 1-based, in the source text
     text: str  # trailing whitespace already stripped
 
 
-@dataclass(frozen=True)
-class RawSection:
+class RawSection(NamedTuple):
     name: str
     number: int  # line of the `## ` heading
     lines: tuple[Line, ...]  # non-blank lines only
 
 
-@dataclass(frozen=True)
-class Outline:
+class Outline(NamedTuple):
     """A text cut the way the peer validator cuts it; never fails."""
 
     title: Line | None
@@ -84,8 +81,7 @@ def outline(text: str) -> Outline:
     return Outline(title, tuple(preamble), tuple(sections), bom)
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):
     """One `- [m] text` line."""
 
     indent: str
@@ -112,8 +108,7 @@ def cut_suffix(text: str, token: str) -> tuple[str, str | None]:
     return text[:at], text[at + len(token) :]
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(NamedTuple):
     """A structurally sound STATE.md: a language, a time stamp and seven section bodies."""
 
     language: str  # a code of gitstate.document.language.LANGUAGES
@@ -132,10 +127,10 @@ class Document:
         clean = tuple(line.rstrip() for line in lines if line.strip())
         bodies = list(self.sections)
         bodies[KEYS.index(key)] = clean
-        return replace(self, sections=tuple(bodies))
+        return self._replace(sections=tuple(bodies))
 
     def with_stamp(self, stamp: str) -> Document:
-        return replace(self, stamp=stamp)
+        return self._replace(stamp=stamp)
 
     def changed_keys(self, other: Document) -> tuple[str, ...]:
         """Section keys whose bodies differ between two documents (the title never counts)."""

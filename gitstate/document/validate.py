@@ -7,7 +7,7 @@ indented sub-bullets under a key-data item belong to that item.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
@@ -25,8 +25,7 @@ LINE_LIMIT = 5
 KEY_ITEM_LIMIT = 5
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     line: int | None
     message: str
     code: str  # stable identifier of the rule, e.g. "lines", "done_verify"
@@ -36,8 +35,7 @@ class Problem:
         return {"line": self.line, "message": self.message, "code": self.code}
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     language: str
     errors: tuple[Problem, ...]
     warnings: tuple[Problem, ...] = ()

@@ -7,15 +7,14 @@ more than the whole hook. The rest of the storage layer builds on it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 MAIN_STATE_REF = "refs/agy/state"
 VIEW_NAME = "STATE.md"
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     workdir: Path | None  # None in a bare repository
     gitdir: Path  # this work tree's own git dir (.git, or .git/worktrees/<name>)
     commondir: Path  # shared by all work trees: objects, refs, config, hooks

@@ -11,8 +11,8 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import NamedTuple
 
 import pygit2
 
@@ -25,13 +25,12 @@ _TRAILER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
 _BACK_RE = re.compile(r"^~(\d*)$")
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     commit: str
     time: str  # ISO 8601 with the committer's offset
     subject: str
-    trailers: dict[str, str] = field(default_factory=dict)
-    parents: tuple[str, ...] = ()
+    trailers: dict[str, str]
+    parents: tuple[str, ...]
 
     @property
     def sections(self) -> list[str]:

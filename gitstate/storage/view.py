@@ -12,8 +12,8 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gitstate.document.model import MAX_BYTES
 from gitstate.document.validate import Problem
@@ -23,8 +23,7 @@ from gitstate.storage.layout import Layout
 TMP_PREFIX = ".STATE.md.agy-"
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     ref: str  # the chain the view belongs to
     snapshot: str  # commit id last written to the view
     blob: str  # git blob id of the bytes written

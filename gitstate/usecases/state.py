@@ -7,11 +7,10 @@ A lost race rebuilds on the new tip (a patch is re-applied), so no writer's chan
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gitstate import secrets
 from gitstate.document.language import KEYS
@@ -30,8 +29,7 @@ DECISIONS_REF = "refs/notes/agy/decisions"
 Producer = Callable[[Document | None], tuple[Document, tuple[str, ...]] | None]
 
 
-@dataclass(frozen=True)
-class Written:
+class Written(NamedTuple):
     outcome: str  # "saved", "unchanged" (content equals the tip) or "nothing" (no document)
     snapshot: str | None
     sections: tuple[str, ...] = ()
@@ -262,7 +260,7 @@ def _refuse_secrets(text: str, before: Document | None, source: bytes | None) ->
         where: dict[str, int] = {}
         for n, t in enumerate(mine, 1):
             where.setdefault(t, n)
-        hits = [dataclasses.replace(h, line=where.get(rendered[h.line - 1], h.line)) for h in hits]
+        hits = [h._replace(line=where.get(rendered[h.line - 1], h.line)) for h in hits]
     first = hits[0]
     line = first.line
     more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""

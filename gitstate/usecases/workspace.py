@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -25,10 +24,10 @@ from gitstate.storage.layout import Layout, discover
 from gitstate.storage.snapshots import Store
 
 
-@dataclass
 class Workspace:
-    layout: Layout
-    store: Store
+    def __init__(self, layout: Layout, store: Store) -> None:
+        self.layout = layout
+        self.store = store
 
     @classmethod
     def open(cls, start: Path | str | None = None) -> Workspace:
