@@ -5,7 +5,6 @@ The one place errors become `error: …` / `hint: …` lines (or `{"error", "cod
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -52,6 +51,8 @@ def report_written(result: Written, as_json: bool, verb: str) -> None:
 
 
 def emit_json(value: Any) -> None:
+    import json  # only --json output pays for it
+
     click.echo(json.dumps(value, ensure_ascii=False, indent=2))
 
 

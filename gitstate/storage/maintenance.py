@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 
 from gitstate.storage.layout import Layout
 
@@ -30,6 +29,8 @@ def gc_due(layout: Layout, gc_auto: int | None) -> bool:
 
 def start_gc(layout: Layout) -> None:
     """`git gc --auto --quiet` in its own session; never raises, never waits."""
+    import subprocess  # here, not at the top: ~3 ms that only the rare save with gc due pays
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     cwd = layout.workdir or layout.commondir
     # No git on PATH: the store only grows, and doctor reports it.

@@ -11,7 +11,6 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
 import pygit2
@@ -92,6 +91,8 @@ def _parse_date(value: str) -> tuple[int, int] | None:
         sign = -1 if match.group(2) == "-" else 1
         offset = sign * (int(match.group(3) or 0) * 60 + int(match.group(4) or 0))
         return int(match.group(1)), offset
+    from datetime import datetime, timedelta  # rare: only an ISO GIT_*_DATE needs it
+
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -100,6 +101,15 @@ def _parse_date(value: str) -> tuple[int, int] | None:
         when = when.astimezone()
     delta = when.utcoffset() or timedelta(0)
     return int(when.timestamp()), int(delta.total_seconds() // 60)
+
+
+def iso_time(seconds: int, offset_minutes: int) -> str:
+    """ISO 8601 with the given offset, as datetime.isoformat() writes it (without datetime's
+    import cost on the save path)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds + offset_minutes * 60))
+    sign = "-" if offset_minutes < 0 else "+"
+    hours, minutes = divmod(abs(offset_minutes), 60)
+    return f"{stamp}{sign}{hours:02d}:{minutes:02d}"
 
 
 def _local_offset(seconds: int) -> int:
@@ -155,13 +165,10 @@ class Store:
 
     def snapshot(self, commit: str) -> Snapshot:
         obj = self.repo[commit].peel(pygit2.Commit)
-        when = datetime.fromtimestamp(
-            obj.commit_time, tz=timezone(timedelta(minutes=obj.commit_time_offset))
-        )
         message = obj.message
         return Snapshot(
             commit=str(obj.id),
-            time=when.isoformat(),
+            time=iso_time(obj.commit_time, obj.commit_time_offset),
             subject=message.split("\n", 1)[0],
             trailers=parse_trailers(message),
             parents=tuple(str(p) for p in obj.parent_ids),

@@ -9,7 +9,6 @@ that reads as dirty but equals the tip, which the next save recognises; never th
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from pathlib import Path
@@ -69,11 +68,15 @@ def _record_path(layout: Layout) -> Path:
 
 
 def read_record(layout: Layout) -> Record | None:
+    """The record is one line, `<snapshot> <blob> <ref>`; anything else counts as no record."""
     try:
-        data = json.loads(_record_path(layout).read_text())
-        return Record(str(data["ref"]), str(data["snapshot"]), str(data["blob"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        fields = _record_path(layout).read_text().split()
+    except (OSError, UnicodeDecodeError):
         return None
+    if len(fields) != 3:
+        return None
+    snapshot, blob, ref = fields
+    return Record(ref, snapshot, blob)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -90,8 +93,8 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def write_record(layout: Layout, record: Record) -> None:
-    body = json.dumps({"ref": record.ref, "snapshot": record.snapshot, "blob": record.blob})
-    write_atomic(_record_path(layout), (body + "\n").encode())
+    line = f"{record.snapshot} {record.blob} {record.ref}\n"
+    write_atomic(_record_path(layout), line.encode())
 
 
 def drop_record(layout: Layout) -> None:
