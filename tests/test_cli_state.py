@@ -215,6 +215,15 @@ class TestSaveAndPatch:
         assert "- [!] write the code | reason: waiting for review" in saved
         assert "- [ ] ship it" in saved
 
+    def test_pause_puts_a_step_back(self, repo: Repo, cli: Any) -> None:
+        start_task(cli)
+        cli("patch", "--block", "1", "--reason", "waiting")
+        assert cli("patch", "--pause", "1").exit_code == 0
+        assert "- [ ] write the test\n" in repo.view.read_text()
+        ops = json.dumps({"ops": [{"op": "start", "step": 1}, {"op": "pause", "step": 1}]})
+        assert cli("patch", "--ops", "-", input=ops).exit_code == 0
+        assert "[>]" not in repo.view.read_text()
+
     def test_step_named_by_text(self, repo: Repo, cli: Any) -> None:
         start_task(cli)
         assert cli("patch", "--start", "write the c").exit_code == 0

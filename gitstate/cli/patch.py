@@ -47,6 +47,7 @@ def _paired(
 @click.option(
     "--start", multiple=True, metavar="N", help="Start step N (or the step starting with N)."
 )
+@click.option("--pause", multiple=True, metavar="N", help="Put step N back to [ ].")
 @click.option("--done", multiple=True, metavar="N", help="Finish step N; needs --verify.")
 @click.option("--verify", multiple=True, metavar="TEXT", help="How step N was verified.")
 @click.option("--block", multiple=True, metavar="N", help="Block step N; needs --reason.")
@@ -61,6 +62,7 @@ def patch(
     remove: tuple[str, ...],
     todo: tuple[str, ...],
     start: tuple[str, ...],
+    pause: tuple[str, ...],
     done: tuple[str, ...],
     verify: tuple[str, ...],
     block: tuple[str, ...],
@@ -72,7 +74,7 @@ def patch(
     """Change the state with a small patch, and save it.
 
     Steps count from 1 in next_steps as it was before the patch. Flags apply in this order:
-    --set, --remove, --add, --todo, --done, --block, --start.
+    --set, --remove, --add, --todo, --done, --block, --pause, --start.
     """
     ops: list[patch_mod.Op] = []
     if ops_file is not None:
@@ -89,6 +91,7 @@ def patch(
         patch_mod.BlockStep(patch_mod.step_ref(n), r)
         for n, r in _paired(block, reason, "--block", "--reason")
     ]
+    ops += [patch_mod.PauseStep(patch_mod.step_ref(n)) for n in pause]
     ops += [patch_mod.StartStep(patch_mod.step_ref(n)) for n in start]
     if not ops:
         raise UsageError("nothing to patch", hint="git agy-state patch --help lists the operations")

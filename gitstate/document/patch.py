@@ -48,6 +48,13 @@ class StartStep:
 
 
 @dataclass(frozen=True)
+class PauseStep:
+    """Put a step back to `[ ]` (the stop guard's second way out); drops a blocking reason."""
+
+    step: StepRef
+
+
+@dataclass(frozen=True)
 class FinishStep:
     step: StepRef
     verify: str
@@ -64,7 +71,7 @@ class AddStep:
     text: str
 
 
-Op = SetSection | AddLine | RemoveLine | StartStep | FinishStep | BlockStep | AddStep
+Op = SetSection | AddLine | RemoveLine | StartStep | PauseStep | FinishStep | BlockStep | AddStep
 
 
 @dataclass(frozen=True)
@@ -163,6 +170,8 @@ def _op_from_json(index: int, op: object) -> Op:
         )
     if kind == "start":
         return StartStep(step_ref(op.get("step")))
+    if kind == "pause":
+        return PauseStep(step_ref(op.get("step")))
     if kind == "done":
         return FinishStep(step_ref(op.get("step")), _text_field(index, op, "verify"))
     if kind == "block":
@@ -170,7 +179,8 @@ def _op_from_json(index: int, op: object) -> Op:
     if kind == "todo":
         return AddStep(_text_field(index, op, "text"))
     raise UsageError(
-        f"op {index}: unknown op {kind!r}", hint="ops: set, add, remove, start, done, block, todo"
+        f"op {index}: unknown op {kind!r}",
+        hint="ops: set, add, remove, start, pause, done, block, todo",
     )
 
 
@@ -321,6 +331,13 @@ def apply(doc: Document, patch: Patch) -> Applied:
             body, _ = cut_suffix(body, lang.reason)
             target.line = Item(indent, ">", body.rstrip()).render()
             work.summary.append(f"start: {_step_text(target.line, lang)}")
+        elif isinstance(op, PauseStep):
+            target = work.find(op.step)
+            item = parse_item(target.line)
+            body = item.text if item else target.line.strip()
+            body, _ = cut_suffix(body, lang.reason)
+            target.line = Item(item.indent if item else "", " ", body.rstrip()).render()
+            work.summary.append(f"pause: {_step_text(target.line, lang)}")
         elif isinstance(op, BlockStep):
             target = work.find(op.step)
             reason = _one_line("a reason", op.reason)
@@ -385,6 +402,8 @@ def _describe(op: Op) -> str:
         return f"remove from {op.section}: {_short(op.match)}"
     if isinstance(op, StartStep):
         return f"start step {op.step}"
+    if isinstance(op, PauseStep):
+        return f"pause step {op.step}"
     if isinstance(op, FinishStep):
         return f"finish step {op.step}"
     if isinstance(op, BlockStep):
@@ -409,6 +428,7 @@ __all__ = [
     "Problem",
     "RemoveLine",
     "SetSection",
+    "PauseStep",
     "StartStep",
     "apply",
     "from_json",
