@@ -1,5 +1,5 @@
-"""`python -m gitstate` runs the command line."""
+"""`python -m gitstate` runs the command line (agent hooks take the same fast path)."""
 
-from gitstate.cli import main
+from gitstate.entry import main
 
 main()

@@ -33,8 +33,11 @@ COMMANDS = {
         "diff",
         "checkout",
         "restore",
+        "hook",
+        "install",
     )
 }
+COMMANDS["uninstall"] = "gitstate.cli.install"
 
 
 class AgyGroup(click.Group):

@@ -59,8 +59,13 @@ def save(
     message: str | None = None,
     allow_secret: bool = False,
     session: str | None = None,
+    origin: str | None = None,
 ) -> Written:
-    """Snapshot the view; a no-op that says so when nothing changed."""
+    """Snapshot the view; a no-op that says so when nothing changed.
+
+    `origin` names a hook that saved on its own (`stop-guard`, `pre-compact`), for the log.
+    """
+    verb = f"save ({origin})" if origin else "save"
 
     def produce(start: Document | None) -> tuple[Document, tuple[str, ...]] | None:
         return None if start is None else (start, ())
@@ -68,7 +73,7 @@ def save(
     return write(
         ws,
         produce,
-        subject=lambda changed: message or "save: " + (", ".join(changed) or "no change"),
+        subject=lambda changed: message or f"{verb}: " + (", ".join(changed) or "no change"),
         allow_secret=allow_secret,
         session=session,
         write_view_when_unchanged=False,

@@ -1,0 +1,72 @@
+"""`git agy-state hook …`: the entry points agent CLIs and git call.
+
+The agent events normally never get here (gitstate.entry takes them around click); these
+commands exist for `--help` and for callers that go through the full command line.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gitstate.errors import AgyError
+
+
+@click.group()
+def hook() -> None:
+    """Called by agent CLIs (inject, stop-guard, pre-compact) and by git (pre-push, …)."""
+
+
+def _agent_event(event: str, summary: str) -> click.Command:
+    @click.command(name=event, help=summary)
+    @click.option("--agent", type=click.Choice(["agy", "claude", "gemini"]))
+    def command(agent: str | None) -> None:
+        from gitstate.hooks.agent import run
+
+        args = [event] + (["--agent", agent] if agent else [])
+        click.get_current_context().exit(run(args))
+
+    return command
+
+
+hook.add_command(_agent_event("inject", "Print the state for the agent (first invocation)."))
+hook.add_command(_agent_event("stop-guard", "Refuse to stop with a step half done."))
+hook.add_command(_agent_event("pre-compact", "Save the view before compaction."))
+
+
+@hook.command(name="pre-push")
+@click.argument("remote")
+@click.argument("url", required=False)
+@click.option("--after", type=int, help="Wait for this process (the user's push) to end first.")
+def pre_push(remote: str, url: str | None, after: int | None) -> None:
+    """Send the agy refs to REMOTE, fast-forward only, after the push (git runs this)."""
+    from gitstate.hooks import git
+
+    if after is None:
+        sys.stdin.read()  # git's ref lines: we carry our own refs whatever the user pushes
+    git.pre_push(remote, after)
+
+
+@hook.command(name="post-commit")
+def post_commit() -> None:
+    """Derive changed_files from git (git runs this)."""
+    from gitstate.hooks import git
+
+    git.post_commit()
+
+
+@hook.command(name="post-checkout")
+@click.argument("previous", required=False, default="")
+@click.argument("new", required=False, default="")
+@click.argument("flag", required=False, default="0")
+def post_checkout(previous: str, new: str, flag: str) -> None:
+    """Warn when STATE.md belongs to another branch (git runs this)."""
+    from gitstate.hooks import git
+
+    try:
+        warning = git.post_checkout(previous, new, flag)
+    except AgyError:
+        return
+    if warning:
+        click.echo(warning, err=True)

@@ -1,0 +1,96 @@
+"""`git agy-state install` / `uninstall`: agent hooks into the agents' settings, git hooks."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from gitstate.cli.output import emit_json, json_option, say
+from gitstate.errors import UsageError
+from gitstate.usecases.workspace import Workspace
+
+AGENT_CHOICES = ["agy", "claude", "gemini", "all"]
+
+
+def _agents(values: tuple[str, ...]) -> list[str]:
+    if "all" in values:
+        return ["agy", "claude", "gemini"]
+    return list(dict.fromkeys(values))
+
+
+def hook_command() -> str:
+    """How the agents' settings should call us: the console script's absolute path if found,
+    else this interpreter with `-m gitstate` (so a tool in a virtual environment still works)."""
+    found = shutil.which("git-agy-state")
+    if found:
+        return found
+    return f'"{sys.executable}" -m gitstate'
+
+
+def _options(func: click.decorators.FC) -> click.decorators.FC:
+    func = click.option(
+        "--agent",
+        "agents",
+        multiple=True,
+        type=click.Choice(AGENT_CHOICES),
+        help="The agent CLI(s) whose hooks to manage.",
+    )(func)
+    func = click.option(
+        "--scope",
+        type=click.Choice(["project", "user"]),
+        default="project",
+        show_default=True,
+        help="This project's settings, or the user's.",
+    )(func)
+    func = click.option("--git", "git_hooks", is_flag=True, help="Git hooks too.")(func)
+    return json_option(func)
+
+
+def _run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, remove: bool) -> None:
+    if not agents and not git_hooks:
+        raise UsageError(
+            "say what to " + ("uninstall" if remove else "install"),
+            hint="--agent agy|claude|gemini|all and/or --git",
+        )
+    done: list[str] = []
+    ws = Workspace.open() if (git_hooks or scope == "project") else None
+    if agents:
+        from gitstate.usecases import agent_install
+
+        project = ws.require_workdir() if ws is not None else Path.cwd()
+        home = Path.home()
+        for agent in _agents(agents):
+            if remove:
+                done += agent_install.uninstall(agent, scope, project, home)
+            else:
+                done += agent_install.install(agent, scope, project, home, hook_command())
+    if git_hooks:
+        from gitstate.storage import githooks
+
+        assert ws is not None
+        if remove:
+            done += githooks.uninstall(ws.layout)
+        else:
+            done += githooks.install(ws.layout, sys.executable)
+    if as_json:
+        emit_json({"actions": done})
+    else:
+        for line in done:
+            say(line)
+
+
+@click.command()
+@_options
+def install(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool) -> None:
+    """Install the agent hooks (inject, stop guard, pre-compact) and/or the git hooks."""
+    _run(agents, scope, git_hooks, as_json, remove=False)
+
+
+@click.command()
+@_options
+def uninstall(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool) -> None:
+    """Remove only what install wrote; the user's own settings and hooks stay as they were."""
+    _run(agents, scope, git_hooks, as_json, remove=True)

@@ -1,0 +1,26 @@
+"""The console script's entry point: agent hooks take a fast path around click.
+
+`git agy-state hook inject|stop-guard|pre-compact` runs on every agent turn; importing click
+(and, through the commands, pygit2) would cost more than the hook itself. Everything else goes
+to the click command line.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if (
+        len(argv) >= 2
+        and argv[0] == "hook"
+        and argv[1] in ("inject", "stop-guard", "pre-compact")
+        and not {"-h", "--help"} & set(argv)
+    ):
+        from gitstate.hooks.agent import run
+
+        sys.exit(run(argv[1:]))
+    from gitstate.cli import main as cli_main
+
+    cli_main()

@@ -1,0 +1,393 @@
+"""Agent hooks: an agent CLI's payload in, that agent's JSON shape out (DESIGN.md §5).
+
+Runs on every agent turn, so it starts fast: this module imports neither click nor pygit2 (the
+stop guard loads pygit2 only when it must save), and reads STATE.md straight from disk. It fails
+open: any internal error is logged under the git dir, the agent is let through, the exit is 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from gitstate.document import language as lang_mod
+from gitstate.storage import gitconfig
+from gitstate.storage.layout import Layout, discover
+
+EVENTS = ("inject", "stop-guard", "pre-compact")
+AGENTS = ("agy", "claude", "gemini")
+DEFAULT_BUDGET = 8192  # bytes of injected text, about 2k tokens
+READ_LIMIT = 1024 * 1024 + 1
+MAX_LISTED = 20
+
+HEADERS = {
+    "en": (
+        "=== STATE.md (task state) ===\n"
+        "Saved by the previous session. Resume from the first next step without re-exploring "
+        "the project. The user's current instruction wins; where STATE.md and the work tree "
+        "(git status, files) disagree, the work tree is right: update STATE.md with "
+        "`git agy-state patch`. Markers: [>] in progress, [ ] to do, [!] blocked."
+    ),
+    "zh-TW": (
+        "=== STATE.md（專案任務狀態）===\n"
+        "以下為上個 session 存檔。從「下一步」第 1 項開始，不重新探索專案；使用者當前指示優先，"
+        "STATE.md 與工作區現況矛盾時以現況為準並以 git agy-state patch 更新。"
+        "標記：[>] 進行中、[ ] 待辦、[!] 受阻。"
+    ),
+    "zh-CN": (
+        "=== STATE.md（项目任务状态）===\n"
+        "以下为上个 session 存档。从「下一步」第 1 项开始，不重新探索项目；用户当前指示优先，"
+        "STATE.md 与工作区现况矛盾时以现况为准并以 git agy-state patch 更新。"
+        "标记：[>] 进行中、[ ] 待办、[!] 受阻。"
+    ),
+}
+
+STEP_MESSAGES = {
+    "en": (
+        'STATE.md has a step in progress: "{step}". Before stopping, do one of: finished → '
+        'git agy-state patch --done {n} --verify "<how you checked it>"; pausing → '
+        "git agy-state patch --pause {n} (back to [ ]); blocked → "
+        'git agy-state patch --block {n} --reason "<why>".'
+    ),
+    "zh-TW": (
+        "STATE.md 有進行中子目標：「{step}」。結束前擇一處理：已完成 → "
+        'git agy-state patch --done {n} --verify "…"（移到「已完成」並附「｜驗證：」）；要暫停 → '
+        "git agy-state patch --pause {n}（改回 [ ]）；受阻 → "
+        'git agy-state patch --block {n} --reason "…"（改為 [!] 並附「｜原因：」）。'
+    ),
+    "zh-CN": (
+        "STATE.md 有进行中子目标：「{step}」。结束前择一处理：已完成 → "
+        'git agy-state patch --done {n} --verify "…"（移到「已完成」并附「｜验证：」）；要暂停 → '
+        "git agy-state patch --pause {n}（改回 [ ]）；受阻 → "
+        'git agy-state patch --block {n} --reason "…"（改为 [!] 并附「｜原因：」）。'
+    ),
+}
+
+INVALID_MESSAGES = {
+    "en": "STATE.md is invalid ({count} problems); fix it before stopping (git agy-state check):",
+    "zh-TW": "STATE.md 驗證失敗（{count} 項）；結束前請修正（git agy-state check）：",
+    "zh-CN": "STATE.md 验证失败（{count} 项）；结束前请修正（git agy-state check）：",
+}
+
+MORE_CONTEXT = "(More context was cut to fit the budget: git agy-state show, git agy-state status.)"
+
+
+class HookUsageError(Exception):
+    pass
+
+
+class Hook:
+    """One hook call: the event, the agent (None in plain CLI mode) and its payload."""
+
+    def __init__(self, event: str, agent: str | None, payload: dict[str, Any]) -> None:
+        self.event = event
+        self.agent = agent
+        self.payload = payload
+        self.out = sys.stdout
+        self.answered = False
+
+    # ---- the agents' shapes ---------------------------------------------------------------
+
+    def emit(self, value: object) -> None:
+        self.out.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.out.flush()
+        self.answered = True
+
+    def nothing(self) -> int:
+        """Let the agent go on, saying nothing (the shape each agent expects for that)."""
+        if self.agent == "agy":
+            self.emit({"injectSteps": []} if self.event == "inject" else {"decision": "allow"})
+        elif self.agent in ("claude", "gemini"):
+            self.emit({})
+        self.answered = True
+        return 0
+
+    def inject(self, text: str) -> int:
+        if self.agent == "agy":
+            self.emit({"injectSteps": [{"ephemeralMessage": text}]})
+        elif self.agent in ("claude", "gemini"):
+            self.emit(
+                {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+            )
+        else:
+            self.out.write(text if text.endswith("\n") else text + "\n")
+            self.answered = True
+        return 0
+
+    def block(self, reason: str) -> int:
+        decision = {"agy": "continue", "claude": "block", "gemini": "deny"}.get(self.agent or "")
+        if decision is None:  # plain CLI mode: the reason on stderr, exit 2
+            sys.stderr.write(reason + "\n")
+            self.answered = True
+            return 2
+        self.emit({"decision": decision, "reason": reason})
+        return 0
+
+    # ---- payload facts --------------------------------------------------------------------
+
+    def number(self, key: str) -> int | None:
+        value = self.payload.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def session(self) -> str | None:
+        value = self.payload.get("conversationId") or self.payload.get("session_id")
+        return str(value) if isinstance(value, str | int) and value != "" else None
+
+    def project_dir(self) -> str:
+        """workspacePaths[0] or cwd first (the agent knows its workspace), then the env."""
+        paths = self.payload.get("workspacePaths")
+        if isinstance(paths, list) and paths and isinstance(paths[0], str) and paths[0]:
+            return paths[0].removeprefix("file://")
+        cwd = self.payload.get("cwd")
+        if isinstance(cwd, str) and cwd:
+            return cwd
+        for name in ("AGY_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"):
+            if os.environ.get(name):
+                return os.environ[name]
+        return os.getcwd()
+
+
+def detect_agent(payload: dict[str, Any] | None) -> str | None:
+    if not payload:
+        return None
+    if (
+        "conversationId" in payload
+        or "workspacePaths" in payload
+        or isinstance(payload.get("invocationNum"), int)
+        or isinstance(payload.get("executionNum"), int)
+    ):
+        return "agy"
+    event = payload.get("hook_event_name")
+    if event in ("AfterAgent", "PreCompress", "BeforeAgent", "AfterModel", "SessionEnd"):
+        return "gemini"
+    if event == "SessionStart" and "timestamp" in payload:
+        return "gemini"  # Gemini's base payload carries a timestamp; Claude's does not
+    if event is not None or "session_id" in payload:
+        return "claude"
+    return None
+
+
+def read_payload(stream: TextIO | None) -> dict[str, Any] | None:
+    """The JSON payload on stdin; None when there is none; {} when it is broken (as the peer)."""
+    if stream is None or stream.closed:
+        return None
+    try:
+        if stream.isatty():
+            return None
+        raw = stream.read()
+    except (OSError, ValueError):
+        return None
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def parse_args(argv: list[str]) -> tuple[str, str | None]:
+    if not argv or argv[0] not in EVENTS:
+        raise HookUsageError(f"expected one of {', '.join(EVENTS)}")
+    event, agent = argv[0], None
+    rest = argv[1:]
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--agent" and rest:
+            agent = rest.pop(0)
+        elif arg.startswith("--agent="):
+            agent = arg.split("=", 1)[1]
+        else:
+            raise HookUsageError(f"unknown argument {arg!r}")
+        if agent not in AGENTS:
+            raise HookUsageError(f"--agent takes {', '.join(AGENTS)}, not {agent!r}")
+    return event, agent
+
+
+def run(argv: list[str], stdin: TextIO | None = None) -> int:
+    """`git agy-state hook <event> [--agent A]`: never raises, never blocks on its own failure."""
+    try:
+        event, forced = parse_args(argv)
+    except HookUsageError as exc:
+        sys.stderr.write(
+            f"error: {exc}\n"
+            "hint: git agy-state hook inject|stop-guard|pre-compact [--agent agy|claude|gemini]\n"
+        )
+        return 64
+    payload = read_payload(stdin if stdin is not None else sys.stdin)
+    hook = Hook(event, forced or detect_agent(payload), payload or {})
+    layout: Layout | None = None
+    try:
+        layout = discover(hook.project_dir())
+        if layout is None or layout.view_path is None:
+            return hook.nothing()
+        if event == "inject":
+            return _inject(hook, layout)
+        if event == "stop-guard":
+            return _stop_guard(hook, layout)
+        return _pre_compact(hook, layout)
+    except Exception as exc:
+        _log_failure(layout, event, hook.agent, exc)
+        if not hook.answered:
+            hook.nothing()
+        return 0
+
+
+# ---- the events ---------------------------------------------------------------------------
+
+
+def _read_view(layout: Layout) -> bytes | None:
+    assert layout.view_path is not None
+    try:
+        with open(layout.view_path, "rb") as handle:
+            return handle.read(READ_LIMIT)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _language_of(text: str) -> str:
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    for lang in lang_mod.LANGUAGES.values():
+        if first.startswith(lang.title_prefix):
+            return lang.code
+    if "## 目标" in text:
+        return "zh-CN"
+    return "zh-TW" if "## 目標" in text else "en"
+
+
+def inject_text(state: str, extras: list[str], budget: int) -> str:
+    """Header, the state whole, then extras while they fit the budget (bytes of UTF-8)."""
+    body = HEADERS[_language_of(state)] + "\n\n" + state.rstrip("\n") + "\n"
+    used = len(body.encode())
+    cut = False
+    for extra in extras:
+        size = len(extra.encode()) + 1
+        if used + size + len(MORE_CONTEXT) + 1 > budget:
+            cut = True
+            continue
+        body += "\n" + extra.rstrip("\n") + "\n"
+        used += size
+    if cut:
+        body += "\n" + MORE_CONTEXT + "\n"
+    return body
+
+
+def extras_for(layout: Layout) -> list[str]:
+    """Context offered after the state (known pitfalls, memory): filled by later capabilities."""
+    return []
+
+
+def _inject(hook: Hook, layout: Layout) -> int:
+    if hook.agent == "agy" and (hook.number("invocationNum") or 1) > 1:
+        return hook.nothing()  # agy: only the first model call of a turn gets the state
+    data = _read_view(layout)
+    if data is None:
+        return hook.nothing()  # no STATE.md: silence, as the peer
+    text = data.decode("utf-8", "replace")
+    budget = gitconfig.get_int(layout, "agy.injectBudget", DEFAULT_BUDGET)
+    return hook.inject(inject_text(text, extras_for(layout), budget))
+
+
+def pending_jobs(layout: Layout) -> list[str]:
+    """Finished background jobs nobody has harvested yet; the stop guard blocks on them.
+
+    The jobs capability (DESIGN.md §7) fills this in; until it lands there are none.
+    """
+    return []
+
+
+def _stop_guard(hook: Hook, layout: Layout) -> int:
+    if hook.agent == "agy" and (hook.number("executionNum") or 0) > 1:
+        return hook.nothing()  # agy is already continuing because of us: never loop
+    if hook.agent in ("claude", "gemini") and hook.payload.get("stop_hook_active") is True:
+        return hook.nothing()
+    data = _read_view(layout)
+    if data is not None:
+        reason = _view_reason(hook, layout, data)
+        if reason:
+            return hook.block(reason)
+    jobs = pending_jobs(layout)
+    if jobs:
+        return hook.block(
+            "finished background jobs wait to be harvested: "
+            + ", ".join(jobs)
+            + " (git agy-state job result ID)"
+        )
+    return hook.nothing()
+
+
+def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
+    """Why the agent may not stop yet, judging STATE.md; saves a valid view with unsaved edits."""
+    from gitstate.document.model import parse, parse_item
+    from gitstate.document.validate import check_bytes
+
+    report = check_bytes(data)
+    if not report.valid:
+        lines = [INVALID_MESSAGES[report.language].format(count=len(report.errors))]
+        for problem in report.errors[:MAX_LISTED]:
+            where = f"line {problem.line}: " if problem.line else ""
+            lines.append(f"- {where}{problem.message}")
+        if len(report.errors) > MAX_LISTED:
+            lines.append(f"… and {len(report.errors) - MAX_LISTED} more")
+        return "\n".join(lines)
+    doc = parse(data.decode("utf-8"))
+    refusal = _save_if_dirty(hook, layout, data)
+    if refusal:
+        return refusal
+    for number, line in enumerate(doc.steps(), start=1):
+        item = parse_item(line)
+        if item is not None and item.marker == ">":
+            step = item.text.strip()
+            return STEP_MESSAGES[doc.language].format(step=step, n=number)
+    return None
+
+
+def _save_if_dirty(hook: Hook, layout: Layout, data: bytes) -> str | None:
+    """Save unsaved edits of a valid view (nothing lost, no turn spent); a refusal is a reason."""
+    from gitstate.storage import view
+
+    if view.status(layout, data) == "clean":
+        return None
+    from gitstate.errors import SecretFound, WorkAtRisk
+    from gitstate.usecases import state
+    from gitstate.usecases.workspace import Workspace
+
+    try:
+        state.save(Workspace.open(layout.workdir), session=hook.session, origin=hook.event)
+    except (SecretFound, WorkAtRisk) as exc:
+        # The agent can fix these; an internal error, by contrast, fails open.
+        return f"STATE.md could not be saved: {exc.message}" + (
+            f" ({exc.hint})" if exc.hint else ""
+        )
+    return None
+
+
+def _pre_compact(hook: Hook, layout: Layout) -> int:
+    data = _read_view(layout)
+    if data is not None:
+        from gitstate.document.validate import check_bytes
+
+        if check_bytes(data).valid:
+            _save_if_dirty(hook, layout, data)
+    return hook.nothing() if hook.agent else 0
+
+
+def _log_failure(layout: Layout | None, event: str, agent: str | None, exc: BaseException) -> None:
+    """Append the failure to <gitdir>/agy/hook.log; never raise from here."""
+    if layout is None:
+        return
+    try:
+        import time
+        import traceback
+
+        folder = layout.agy_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        trace = "".join(traceback.format_exception(exc)).rstrip()
+        with open(folder / "hook.log", "a", encoding="utf-8") as log:
+            log.write(f"{stamp} {event} agent={agent or '-'} failed open:\n{trace}\n")
+    except Exception:
+        pass

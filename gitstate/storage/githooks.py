@@ -1,0 +1,137 @@
+"""Installing our git hooks beside the user's own, the way pre-commit does.
+
+Hooks go where git looks for them (`git rev-parse --git-path hooks`: the common dir, shared by
+every worktree, or core.hooksPath). A hook already there is kept as `<name>.agy-prev` and run
+first with the same arguments and stdin; uninstall puts it back byte for byte. Ours carry a
+marker line so we never touch a file that is not ours.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import subprocess
+from pathlib import Path
+
+from gitstate.errors import Failure
+from gitstate.storage.layout import Layout
+
+HOOKS = ("pre-push", "post-commit", "post-checkout")
+MARKER = "# git-agy-state managed hook"
+PREV_SUFFIX = ".agy-prev"
+
+_PRELUDE = """#!/bin/sh
+{marker}: {name}
+# `git agy-state uninstall --git` removes it and restores the hook it replaced ({name}{prev}).
+here=$(dirname -- "$0")
+prev="$here/{name}{prev}"
+agy_state() {{
+    if [ -x {python} ]; then {python} -m gitstate "$@"; else git-agy-state "$@"; fi
+}}
+"""
+
+_BODIES = {
+    # The user's hook decides whether the push goes on; ours only sends the agy refs after the
+    # push, in the background, so it can neither fail nor slow the user's push.
+    "pre-push": """input=$(cat)
+if [ -x "$prev" ]; then
+    if [ -n "$input" ]; then printf '%s\\n' "$input"; fi | "$prev" "$@" || exit $?
+fi
+if [ -z "$AGY_STATE_IN_HOOK" ]; then
+    agy_state hook pre-push "$1" "$2" --after "$PPID" </dev/null >/dev/null 2>&1 &
+fi
+exit 0
+""",
+    "post-commit": """if [ -x "$prev" ]; then "$prev" "$@"; fi
+agy_state hook post-commit || true
+exit 0
+""",
+    "post-checkout": """status=0
+if [ -x "$prev" ]; then "$prev" "$@" || status=$?; fi
+agy_state hook post-checkout "$@" || true
+exit $status
+""",
+}
+
+
+def hooks_dir(layout: Layout) -> Path:
+    """Where git runs hooks from for this repository (honours core.hooksPath)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_DIR"] = str(layout.gitdir)
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--git-path", "hooks"],
+            cwd=layout.workdir or layout.commondir,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return layout.commondir / "hooks"
+    path = Path(out)
+    if not path.is_absolute():
+        path = (layout.workdir or layout.commondir) / path
+    return path.resolve()
+
+
+def script(name: str, python: str) -> str:
+    prelude = _PRELUDE.format(
+        marker=MARKER, name=name, prev=PREV_SUFFIX, python=shlex.quote(python)
+    )
+    return prelude + _BODIES[name]
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return MARKER.encode() in handle.read(4096)
+    except OSError:
+        return False
+
+
+def _write_executable(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".agy-tmp")
+    tmp.write_text(text)
+    tmp.chmod(tmp.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    os.replace(tmp, path)
+
+
+def install(layout: Layout, python: str) -> list[str]:
+    folder = hooks_dir(layout)
+    folder.mkdir(parents=True, exist_ok=True)
+    done = []
+    for name in HOOKS:
+        path = folder / name
+        prev = folder / (name + PREV_SUFFIX)
+        if path.exists() and not is_ours(path):
+            if prev.exists():
+                raise Failure(
+                    f"{path} is not ours and {prev.name} already exists; refusing to overwrite either",
+                    hint=f"look at both files and remove {prev} if it is stale",
+                )
+            os.replace(path, prev)
+            done.append(f"kept your {name} hook as {prev.name}; it runs first")
+        existed = path.exists()
+        _write_executable(path, script(name, python))
+        done.append(f"{'updated' if existed else 'installed'} {path}")
+    return done
+
+
+def uninstall(layout: Layout) -> list[str]:
+    folder = hooks_dir(layout)
+    done = []
+    for name in HOOKS:
+        path = folder / name
+        prev = folder / (name + PREV_SUFFIX)
+        if path.exists() and not is_ours(path):
+            done.append(f"{path} is not ours; left alone")
+            continue
+        if path.exists():
+            path.unlink()
+            done.append(f"removed {path}")
+        if prev.exists():
+            os.replace(prev, path)
+            done.append(f"restored your {name} hook")
+    return done

@@ -1,0 +1,100 @@
+"""Carrying the agy refs to a remote with plain `git push`, fast-forward only (DESIGN.md §9).
+
+What travels: this person's state chains as `refs/agy/users/<user>/…`, archives, job records,
+the decision notes and checkpoint tags. The network goes through the `git` command so users'
+credentials, ssh config and proxies just work. Used by the pre-push hook; sync builds on it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+
+from gitstate.errors import Failure
+from gitstate.usecases.workspace import Workspace
+
+DECISIONS_REF = "refs/notes/agy/decisions"
+_SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def user_slug(value: str) -> str | None:
+    """A person's name for refs: lower-cased, safe characters only, always a valid ref part."""
+    slug = _SLUG_BAD.sub("-", value.strip().lower())
+    while ".." in slug:
+        slug = slug.replace("..", ".")
+    slug = slug.lstrip(".")
+    while slug.endswith(".lock"):
+        slug = slug[: -len(".lock")]
+    slug = slug.rstrip(".")
+    return slug or None
+
+
+def agy_user(ws: Workspace) -> str | None:
+    """`agy.user`, else a slug of `user.email` (DESIGN.md §9)."""
+    configured = ws.store.config_value("agy.user")
+    if configured:
+        return user_slug(configured)
+    email = os.environ.get("GIT_AUTHOR_EMAIL") or ws.store.config_value("user.email")
+    return user_slug(email) if email else None
+
+
+def _own_refs(ws: Workspace) -> Iterator[str]:
+    refs = ws.store.repo.references
+    for name in refs:
+        if name.startswith(("refs/agy/", "refs/tags/checkpoint-")) or name == DECISIONS_REF:
+            yield name
+
+
+def refspecs(ws: Workspace, user: str | None) -> list[str]:
+    """`src:dst` pairs for every ref that travels; no `+`: a push never forces."""
+    specs = []
+    for name in sorted(_own_refs(ws)):
+        if name.startswith("refs/agy/users/"):
+            continue  # a fetched copy of someone's chain is not ours to push
+        if name == "refs/agy/state" or (
+            name.startswith("refs/agy/wt/") and name.endswith("/state")
+        ):
+            if user is None:
+                continue
+            rest = name[len("refs/agy/") :]
+            specs.append(f"{name}:refs/agy/users/{user}/{rest}")
+        else:
+            specs.append(f"{name}:{name}")
+    return specs
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment for a git child of a hook: no inherited GIT_* (GIT_DIR, GIT_INDEX_FILE…)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(extra)
+    return env
+
+
+def push_along(ws: Workspace, remote: str, timeout: float) -> tuple[int, str]:
+    """Push what travels to `remote`; returns (git's exit code, its output). Never prompts."""
+    user = agy_user(ws)
+    specs = refspecs(ws, user)
+    if not specs:
+        return 0, "nothing to carry"
+    cwd = ws.layout.workdir or ws.layout.commondir
+    env = clean_env(GIT_TERMINAL_PROMPT="0", AGY_STATE_IN_HOOK="1")
+    env["GIT_DIR"] = str(ws.layout.gitdir)
+    try:
+        proc = subprocess.run(
+            ["git", "push", "--no-verify", "--porcelain", remote, *specs],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return 124, f"git push took longer than {timeout:.0f}s and was stopped"
+    except OSError as exc:
+        raise Failure(f"cannot run git: {exc.strerror}") from None
+    note = "" if user else "\n(no agy.user or user.email: state chains were not carried)"
+    return proc.returncode, (proc.stdout + proc.stderr).strip() + note
