@@ -16,6 +16,7 @@ directory removed at the end; every subprocess runs with a sealed git environmen
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -195,13 +196,13 @@ def new_repo(env: dict[str, str], path: Path) -> Path:
 Sample = tuple[float, float | None]  # (wall seconds, CPU seconds of the child or None)
 
 
-def timed_run(argv: list[str], cwd: Path, env: dict[str, str]) -> Sample:
+def timed_run(argv: list[str], cwd: Path, env: dict[str, str], stdin: Path | None = None) -> Sample:
     """Wall time of one process (stdout discarded), and the CPU time it used; a failure ends
-    the benchmark with the process's stderr."""
-    with tempfile.TemporaryFile() as err:
+    the benchmark with the process's stderr. `stdin` is a file fed to the process."""
+    with tempfile.TemporaryFile() as err, open(stdin or os.devnull, "rb") as feed:
         start = time.perf_counter()
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            argv, cwd=cwd, env=env, stdin=feed, stdout=subprocess.DEVNULL,
             stderr=err,
         )  # fmt: skip
         _, status, usage = os.wait4(proc.pid, 0)
@@ -476,6 +477,52 @@ def build_chain(env: dict[str, str], path: Path, length: int) -> Path:
     return repo
 
 
+def rows_hooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+    """The agent hooks run on every agent turn: their start-up is the cost that matters."""
+    repo = prepare_save_repo(env, root / "hooks")
+    script = Path(sys.executable).parent / "git-agy-state"
+    command = [str(script)] if script.exists() else CLI
+    inject_payload = root / "inject.json"
+    inject_payload.write_text(
+        json.dumps({"conversationId": "c", "workspacePaths": [str(repo)], "invocationNum": 1})
+    )
+    stop_payload = root / "stop.json"
+    stop_payload.write_text(
+        json.dumps({"conversationId": "c", "workspacePaths": [str(repo)], "executionNum": 1})
+    )
+    bare = [sys.executable, "-c", "pass"]
+
+    progress(f"row: hook inject vs python -c pass, {plan.reps} pairs")
+    inject, base = interleaved(
+        lambda: timed_run(bare, repo, env),
+        lambda: timed_run([*command, "hook", "inject"], repo, env, inject_payload),
+        plan.reps,
+    )
+    rows = [
+        timed_row(
+            "`hook inject` (agy payload, console script)",
+            ("`git-agy-state hook inject`", inject),
+            ("`python -c pass`", base),
+            target=1.5,
+        )
+    ]
+    progress(f"info: hook stop-guard (clean view) vs python -c pass, {plan.reps} pairs")
+    guard, base = interleaved(
+        lambda: timed_run(bare, repo, env),
+        lambda: timed_run([*command, "hook", "stop-guard"], repo, env, stop_payload),
+        plan.reps,
+    )
+    rows.append(
+        timed_row(
+            "`hook stop-guard`, clean view (validates; no save, no pygit2)",
+            ("`git-agy-state hook stop-guard`", guard),
+            ("`python -c pass`", base),
+            info=True,
+        )
+    )
+    return rows
+
+
 def rows_log(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     progress(f"row 2: building chains of {plan.chain:,} and {SHORT_CHAIN} snapshots")
     start = time.perf_counter()
@@ -677,11 +724,12 @@ def main(argv: list[str] | None = None) -> int:
         env = sealed_env(root)
         seal_this_process(env, root)
         save_rows = rows_save(env, root, plan)
+        hook_rows = rows_hooks(env, root, plan)
         log_rows = rows_log(env, root, plan)
         size_rows = rows_size(env, root, plan)
     # The three measured rows first, then the informational ones.
-    rows = [save_rows[0], log_rows[0], size_rows[0]]
-    rows += save_rows[1:] + log_rows[1:] + size_rows[1:]
+    rows = [save_rows[0], hook_rows[0], log_rows[0], size_rows[0]]
+    rows += save_rows[1:] + hook_rows[1:] + log_rows[1:] + size_rows[1:]
     print(table(rows))
     print()
     print(machine_line(plan, mode, time.perf_counter() - began))

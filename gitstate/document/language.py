@@ -7,7 +7,7 @@ separators, two U+2500 in the title); its messages are the peer validator's own 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections import namedtuple
 
 KEYS: tuple[str, ...] = (
     "goal",
@@ -23,14 +23,29 @@ KEYS: tuple[str, ...] = (
 _STAMP = r"([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2})"
 
 
-class Language(NamedTuple):
-    code: str
-    headings: tuple[str, ...]  # in KEYS order
-    title_prefix: str  # everything before the time stamp
-    verify: str  # suffix token before a verification
-    reason: str  # suffix token before a blocking reason
-    list_separator: str  # joins section names in messages
-    messages: dict[str, str]
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class _Fields(NamedTuple):
+        code: str
+        headings: tuple[str, ...]  # in KEYS order
+        title_prefix: str  # everything before the time stamp
+        verify: str  # suffix token before a verification
+        reason: str  # suffix token before a blocking reason
+        list_separator: str  # joins section names in messages
+        messages: dict[str, str]
+
+else:
+    # No `typing` at run time: the agent hooks import this module on every turn (see layout.py).
+    _Fields = namedtuple(
+        "_Fields", "code headings title_prefix verify reason list_separator messages"
+    )
+
+
+class Language(_Fields):
+    __slots__ = ()
 
     @property
     def title_pattern(self) -> re.Pattern[str]:

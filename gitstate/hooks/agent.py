@@ -10,11 +10,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, TextIO
 
 from gitstate.document import language as lang_mod
 from gitstate.storage import gitconfig
 from gitstate.storage.layout import Layout, discover
+
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` itself is imported only by type checkers: ~3 ms per hook saved
+    from typing import Any, TextIO
 
 EVENTS = ("inject", "stop-guard", "pre-compact")
 AGENTS = ("agy", "claude", "gemini")

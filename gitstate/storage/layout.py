@@ -7,18 +7,31 @@ more than the whole hook. The rest of the storage layer builds on it.
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 from pathlib import Path
-from typing import NamedTuple
 
 MAIN_STATE_REF = "refs/agy/state"
 VIEW_NAME = "STATE.md"
 
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-class Layout(NamedTuple):
-    workdir: Path | None  # None in a bare repository
-    gitdir: Path  # this work tree's own git dir (.git, or .git/worktrees/<name>)
-    commondir: Path  # shared by all work trees: objects, refs, config, hooks
-    worktree: str | None  # the linked work tree's name; None for the main one
+    class _Fields(NamedTuple):
+        workdir: Path | None  # None in a bare repository
+        gitdir: Path  # this work tree's own git dir (.git, or .git/worktrees/<name>)
+        commondir: Path  # shared by all work trees: objects, refs, config, hooks
+        worktree: str | None  # the linked work tree's name; None for the main one
+
+else:
+    # Importing `typing` costs an agent hook ~3 ms on every turn: at run time the fields come
+    # from collections (already loaded by the interpreter); type checkers see the typed form.
+    _Fields = namedtuple("_Fields", "workdir gitdir commondir worktree")
+
+
+class Layout(_Fields):
+    __slots__ = ()
 
     @property
     def state_ref(self) -> str:
