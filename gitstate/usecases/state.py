@@ -303,6 +303,13 @@ def init(ws: Workspace) -> list[str]:
     if DECISIONS_REF not in rewrite:
         config.set_multivar("notes.rewriteRef", "^$", DECISIONS_REF)
         done.append(f"set notes.rewriteRef={DECISIONS_REF}")
+    if not ws.store.config_value("agy.user"):
+        from gitstate.usecases.carry import agy_user  # here: carry loads subprocess, save must not
+
+        user = agy_user(ws)
+        if user:
+            ws.store.set_config("agy.user", user)
+            done.append(f"set agy.user={user} (your state travels as refs/agy/users/{user}/state)")
     log = ws.layout.commondir / "logs" / ws.layout.state_ref
     if not log.exists():
         log.parent.mkdir(parents=True, exist_ok=True)
