@@ -39,7 +39,9 @@ if [ -x "$prev" ]; then
     if [ -n "$input" ]; then printf '%s\\n' "$input"; fi | "$prev" "$@" || exit $?
 fi
 if [ -z "$AGY_STATE_IN_HOOK" ]; then
-    agy_state hook pre-push "$1" "$2" --after "$PPID" </dev/null >/dev/null 2>&1 &
+    # exec, not a redirection on the call: sh would keep copies of git's stdout and stderr
+    # open in the background job, and whoever reads `git push`'s output would wait for us.
+    (exec </dev/null >/dev/null 2>&1; agy_state hook pre-push "$1" "$2" --after "$PPID") &
 fi
 exit 0
 """,
@@ -100,17 +102,21 @@ def _write_executable(path: Path, text: str) -> None:
 
 def install(layout: Layout, python: str) -> list[str]:
     folder = hooks_dir(layout)
+    # Every refusal is found before anything is written: a refusal leaves all hooks as they were.
+    for name in HOOKS:
+        path = folder / name
+        prev = folder / (name + PREV_SUFFIX)
+        if path.exists() and not is_ours(path) and prev.exists():
+            raise Failure(
+                f"{path} is not ours and {prev.name} already exists; refusing to overwrite either",
+                hint=f"look at both files and remove {prev} if it is stale",
+            )
     folder.mkdir(parents=True, exist_ok=True)
     done = []
     for name in HOOKS:
         path = folder / name
         prev = folder / (name + PREV_SUFFIX)
         if path.exists() and not is_ours(path):
-            if prev.exists():
-                raise Failure(
-                    f"{path} is not ours and {prev.name} already exists; refusing to overwrite either",
-                    hint=f"look at both files and remove {prev} if it is stale",
-                )
             os.replace(path, prev)
             done.append(f"kept your {name} hook as {prev.name}; it runs first")
         existed = path.exists()

@@ -25,18 +25,23 @@ def user_slug(value: str) -> str | None:
     while ".." in slug:
         slug = slug.replace("..", ".")
     slug = slug.lstrip(".")
-    while slug.endswith(".lock"):
-        slug = slug[: -len(".lock")]
-    slug = slug.rstrip(".")
+    # Until neither is left: dropping a trailing `.` can uncover a `.lock` (`x.lock.`).
+    while slug.endswith((".lock", ".")):
+        slug = slug.removesuffix(".lock").rstrip(".")
     return slug or None
 
 
 def agy_user(ws: Workspace) -> str | None:
-    """`agy.user`, else a slug of `user.email` (DESIGN.md §9)."""
+    """`agy.user`, else a slug of `user.email` (DESIGN.md §9).
+
+    Not GIT_AUTHOR_EMAIL: git sets it for hooks to the author of the commit at hand (`git commit
+    --author=…`), and a shell may set it for one command; the name of a person's chain on the
+    remote must not change with either.
+    """
     configured = ws.store.config_value("agy.user")
     if configured:
         return user_slug(configured)
-    email = os.environ.get("GIT_AUTHOR_EMAIL") or ws.store.config_value("user.email")
+    email = ws.store.config_value("user.email")
     return user_slug(email) if email else None
 
 
