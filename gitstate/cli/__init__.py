@@ -18,39 +18,33 @@ from gitstate import __version__
 from gitstate.cli.output import report_error
 from gitstate.errors import EXIT_FAILURE, EXIT_USAGE, AgyError, UsageError
 
-# Command name → module holding a click command of that name. Loaded on first use, so running
-# one command imports only what that command needs (a save must not pay for log's difflib).
-COMMANDS = {
-    name: f"gitstate.cli.{name}"
-    for name in (
-        "init",
-        "save",
-        "patch",
-        "check",
-        "show",
-        "status",
-        "log",
-        "diff",
-        "checkout",
-        "restore",
-        "hook",
-        "install",
-    )
-}
-COMMANDS["uninstall"] = "gitstate.cli.install"
+# One module per command, named after it (`gitstate/cli/<name>.py` holds the click command
+# `<name>`), loaded on first use so that running one command imports only what it needs (a save
+# must not pay for log's difflib). Helper modules start with an underscore or are listed here.
+NOT_COMMANDS = {"__init__", "__main__", "output"}
+
+
+def command_names() -> list[str]:
+    folder = os.path.dirname(__file__)
+    names = []
+    for entry in os.listdir(folder):
+        stem, ext = os.path.splitext(entry)
+        if ext == ".py" and not stem.startswith("_") and stem not in NOT_COMMANDS:
+            names.append(stem.replace("_", "-"))
+    return sorted(names)
 
 
 class AgyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(COMMANDS) | set(self.commands))
+        return sorted(set(command_names()) | set(self.commands))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.commands:
             return self.commands[cmd_name]
-        module = COMMANDS.get(cmd_name)
-        if module is None:
+        if cmd_name not in command_names():
             return None
-        command = getattr(importlib.import_module(module), cmd_name)
+        module = importlib.import_module(f"gitstate.cli.{cmd_name.replace('-', '_')}")
+        command = getattr(module, cmd_name.replace("-", "_"))
         assert isinstance(command, click.Command)
         return command
 

@@ -1,4 +1,4 @@
-"""`git agy-state install` / `uninstall`: agent hooks into the agents' settings, git hooks."""
+"""`git agy-state install`: agent hooks into the agents' settings, and git hooks (uninstall shares it)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def hook_command() -> str:
     return f'"{sys.executable}" -m gitstate'
 
 
-def _options(func: click.decorators.FC) -> click.decorators.FC:
+def options(func: click.decorators.FC) -> click.decorators.FC:
     func = click.option(
         "--agent",
         "agents",
@@ -49,7 +49,7 @@ def _options(func: click.decorators.FC) -> click.decorators.FC:
     return json_option(func)
 
 
-def _run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, remove: bool) -> None:
+def run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, remove: bool) -> None:
     if not agents and not git_hooks:
         raise UsageError(
             "say what to " + ("uninstall" if remove else "install"),
@@ -83,14 +83,7 @@ def _run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, re
 
 
 @click.command()
-@_options
+@options
 def install(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool) -> None:
     """Install the agent hooks (inject, stop guard, pre-compact) and/or the git hooks."""
-    _run(agents, scope, git_hooks, as_json, remove=False)
-
-
-@click.command()
-@_options
-def uninstall(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool) -> None:
-    """Remove only what install wrote; the user's own settings and hooks stay as they were."""
-    _run(agents, scope, git_hooks, as_json, remove=True)
+    run(agents, scope, git_hooks, as_json, remove=False)
