@@ -30,13 +30,19 @@ def _log(layout: Layout, name: str, text: str) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie (ended, not yet reaped by its caller) counts as ended."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            # The state letter follows the command name, which is in parentheses.
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 def pre_push(remote: str, after: int | None) -> int:
