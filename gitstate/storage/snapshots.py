@@ -255,6 +255,17 @@ class Store:
         oid = self.repo.create_commit(None, author, committer, message, tree, parents)
         return str(oid)
 
+    def commit_tree(self, tree: str | None, parents: list[str], message: str) -> str:
+        """A commit of an existing tree (None: the empty tree); no ref moves."""
+        tree_id = pygit2.Oid(hex=tree) if tree else self.repo.TreeBuilder().write()
+        author = self.signature("AUTHOR")
+        committer = self.signature("COMMITTER")
+        oid = self.repo.create_commit(None, author, committer, message, tree_id, parents)
+        return str(oid)
+
+    def tree_of(self, commit: str) -> str:
+        return str(self.repo[commit].peel(pygit2.Commit).tree_id)
+
     def compare_and_swap(self, ref: str, expected: str | None, new: str, reason: str) -> bool:
         """Move `ref` from `expected` (None: absent) to `new`; False when someone else moved it."""
         self._ensure_reflog(ref)

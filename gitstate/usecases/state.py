@@ -232,11 +232,51 @@ def _nonempty(doc: Document) -> tuple[str, ...]:
     return tuple(k for k in KEYS if doc.section(k))
 
 
+KEEP_TREE = object()  # append(): the new snapshot holds the tip's tree as it is
+
+
+def append(
+    ws: Workspace,
+    subject: str,
+    state: bytes | object | None = KEEP_TREE,
+    phase: str | None = None,
+    extra: tuple[tuple[str, str], ...] = (),
+    ref: str | None = None,
+) -> str:
+    """Append a snapshot that is not a document edit: a phase change (the tip's tree, a new
+    Agy-Phase), or a closing snapshot (no STATE.md). Under the lock, compare-and-swap, retried.
+    The view is not touched. Returns the new snapshot id."""
+    store = ws.store
+    target = ref or ws.layout.state_ref
+    with ws.locked():
+        for _attempt in range(MAX_ATTEMPTS):
+            tip = store.tip(target)
+            trailers = _trailers(ws, tip, (), None, phase) + list(extra)
+            message = compose_message(subject, trailers)
+            parents = [tip] if tip else []
+            if state is KEEP_TREE:
+                commit = store.commit_tree(store.tree_of(tip) if tip else None, parents, message)
+            else:
+                assert state is None or isinstance(state, bytes)
+                commit = store.create_snapshot(state, parents, message)
+            if store.compare_and_swap(target, tip, commit, f"agy-state: {subject}"):
+                return commit
+    raise WorkAtRisk(
+        f"{target} kept moving under {MAX_ATTEMPTS} attempts; nothing was written",
+        hint="another program is rewriting the ref; try again",
+    )
+
+
 def _trailers(
-    ws: Workspace, tip: str | None, changed: tuple[str, ...], session: str | None
+    ws: Workspace,
+    tip: str | None,
+    changed: tuple[str, ...],
+    session: str | None,
+    phase: str | None = None,
 ) -> list[tuple[str, str]]:
     head, branch = ws.store.head_info()
-    phase = ws.store.snapshot(tip).phase if tip else "IDLE"
+    if phase is None:
+        phase = ws.store.snapshot(tip).phase if tip else "IDLE"
     trailers = [("Agy-Format", FORMAT_VERSION), ("Agy-Sections", ", ".join(changed) or "none")]
     if head:
         trailers.append(("Agy-Head", head))
