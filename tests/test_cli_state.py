@@ -242,11 +242,12 @@ class TestSaveAndPatch:
         assert (repo.ref(), repo.view.read_bytes()) == (tip, view)
 
     def test_finishing_a_step_with_done_full_drops_the_oldest(self, repo: Repo, cli: Any) -> None:
+        cli("patch", "--todo", "anchor")  # keeps the task open (an empty list would archive it)
         for i in range(5):
             assert cli("patch", "--todo", f"step {i}").exit_code == 0
-            assert cli("patch", "--done", "1", "--verify", "ok").exit_code == 0
+            assert cli("patch", "--done", f"step {i}", "--verify", "ok").exit_code == 0
         cli("patch", "--todo", "step 5")
-        result = cli("patch", "--done", "1", "--verify", "ok")
+        result = cli("patch", "--done", "step 5", "--verify", "ok")
         assert result.exit_code == 0
         assert "dropped its oldest line" in result.stderr
         done = cli("show", "--section", "done").stdout.splitlines()

@@ -12,10 +12,16 @@ from gitstate.usecases.workspace import Workspace
 @click.command()
 @click.option("-n", "--max-count", "limit", type=click.IntRange(min=0), help="Show at most N.")
 @click.option("-p", "--patch", "with_patch", is_flag=True, help="Show each snapshot's diff.")
+@click.option("--archived", is_flag=True, help="List the finished (archived) tasks instead.")
 @json_option
-def log(limit: int | None, with_patch: bool, as_json: bool) -> None:
-    """The snapshots of the chain, newest first."""
+def log(limit: int | None, with_patch: bool, archived: bool, as_json: bool) -> None:
+    """The current task's snapshots, newest first (--archived: the finished tasks)."""
     ws = Workspace.open()
+    if archived:
+        from gitstate.cli.archives import print_archives
+
+        print_archives(ws, as_json, limit)
+        return
     snaps = history.log(ws, limit)
     if as_json:
         rows = []

@@ -44,6 +44,10 @@ def report_written(result: Written, as_json: bool, verb: str) -> None:
         note("warning: STATE.md changed while saving and was left as it is (git agy-state status)")
     if result.outcome == "saved":
         say(f"{verb} {short(result.snapshot)}: {', '.join(result.sections) or 'no section'}")
+        if result.archived:
+            from gitstate.cli.archive import archived_line
+
+            say(archived_line(result.archived))
     elif result.outcome == "unchanged":
         say(f"nothing to save: STATE.md equals the tip ({short(result.snapshot)})")
     elif result.outcome == "nothing":

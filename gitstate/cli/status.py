@@ -21,9 +21,13 @@ def status(as_json: bool) -> None:
     view_text = {
         "clean": "clean",
         "dirty": "dirty (unsaved edits: git agy-state save)",
-        "missing": "missing (git agy-state checkout writes it)" if info["tip"] else "missing",
+        "missing": "missing (git agy-state checkout writes it)"
+        if info["task"] == "open"
+        else "missing",
     }[str(info["view"])]
     say(f"STATE.md: {view_text}")
+    if info["archived"] and info["view"] == "missing":
+        say(f"no task in progress: the last one was archived as {info['archived']}")
     tip = info["tip"]
     if tip is None:
         say("snapshot: none yet")

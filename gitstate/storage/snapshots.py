@@ -199,7 +199,8 @@ class Store:
             current = snap.parents[0] if snap.parents else None
 
     def resolve(self, rev: str | None) -> str:
-        """A snapshot id from REV: empty (the tip), `~N`, a checkpoint tag, or any revision."""
+        """A snapshot id from REV: empty (the tip), `~N`, a checkpoint tag, an archive name, or any
+        revision."""
         tip = self.tip()
         if not rev:
             if tip is None:
@@ -220,6 +221,10 @@ class Store:
         tagged = self._checkpoint(rev)
         if tagged is not None:
             return tagged
+        for archived in (f"refs/agy/{rev}", f"refs/agy/archive/{rev}"):
+            # `archive/<name>` or just `<name>` names an archived task's tip.
+            if rev and self.repo.references.get(archived) is not None:
+                return str(self.repo.references[archived].resolve().target)
         try:
             obj = self.repo.revparse_single(rev)
             commit = obj.peel(pygit2.Commit)

@@ -64,4 +64,4 @@ def refresh(ws: Workspace) -> Written | None:
         return None
     text = "\n".join(format_lines(diff_since(ws, task_base(ws.store, tip))))
     change = Patch((SetSection("changed_files", text),))
-    return patch_uc.patch(ws, change, message="post-commit: changed_files from git")
+    return patch_uc.patch(ws, change, message="post-commit: changed_files from git", from_hook=True)

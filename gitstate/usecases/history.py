@@ -82,8 +82,11 @@ def status(ws: Workspace) -> dict[str, object]:
         steps = doc.in_progress()
         in_progress = steps[0] if steps else None
         language = doc.language
-    phase = ws.store.snapshot(tip).phase if tip else "IDLE"
+    tip_snap = ws.store.snapshot(tip) if tip else None
+    phase = tip_snap.phase if tip_snap else "IDLE"
     return {
+        "task": "none" if tip_snap is None or (doc is None and data is None) else "open",
+        "archived": tip_snap.trailers.get("Agy-Archived") if tip_snap else None,
         "view": state,
         "tip": tip,
         "valid": valid,
@@ -116,7 +119,14 @@ def section_lines(data: bytes, name: str) -> tuple[str, list[str]]:
 
 
 def log(ws: Workspace, limit: int | None) -> list[Snapshot]:
-    return list(ws.store.walk(ws.store.tip(), limit))
+    """The current task's snapshots, newest first: the walk stops before the closing snapshot
+    of the task before (a tip that is itself a closing snapshot is shown alone)."""
+    found: list[Snapshot] = []
+    for snap in ws.store.walk(ws.store.tip(), limit):
+        if found and "Agy-Archived" in snap.trailers:
+            break
+        found.append(snap)
+    return found
 
 
 def snapshot_diff(ws: Workspace, snap: Snapshot) -> str:

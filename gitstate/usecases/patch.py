@@ -7,7 +7,7 @@ to the new tip rather than dropped.
 from __future__ import annotations
 
 from gitstate.document.model import Document, template
-from gitstate.document.patch import Patch, apply
+from gitstate.document.patch import AddLine, AddStep, Patch, SetSection, apply
 from gitstate.usecases.state import Written, now_stamp, write
 from gitstate.usecases.workspace import Workspace
 
@@ -18,8 +18,12 @@ def patch(
     message: str | None = None,
     allow_secret: bool = False,
     session: str | None = None,
+    from_hook: bool = False,
 ) -> Written:
-    """Apply a patch to the view (unsaved edits kept), or to the tip, or to a new template."""
+    """Apply a patch to the view (unsaved edits kept), or to the tip, or to a new template.
+
+    A patch that empties next_steps finishes the task, unless it adds steps itself or a hook
+    sent it (`from_hook`)."""
     language = ws.new_language()
     summary = [change.describe()]
 
@@ -36,4 +40,15 @@ def patch(
         allow_secret=allow_secret,
         session=session,
         write_view_when_unchanged=True,
+        may_archive=not from_hook and not adds_steps(change),
     )
+
+
+def adds_steps(change: Patch) -> bool:
+    """Whether the patch itself puts steps into next_steps (such a call never archives)."""
+    for op in change.ops:
+        if isinstance(op, AddStep):
+            return True
+        if isinstance(op, SetSection | AddLine) and op.section == "next_steps" and op.text.strip():
+            return True
+    return False

@@ -37,6 +37,7 @@ class Written(NamedTuple):
     merged: bool = False  # the view was merged with a tip that moved since it was written
     view_kept: bool = False  # STATE.md changed while we wrote, so it was left alone
     overwritten: Path | None = None  # where replaced unsaved edits were kept
+    archived: str | None = None  # the archive ref, when this write finished the task
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -47,6 +48,7 @@ class Written(NamedTuple):
             "merged": self.merged,
             "view_kept": self.view_kept,
             "overwritten": str(self.overwritten) if self.overwritten else None,
+            "archived": self.archived,
         }
 
 
@@ -77,6 +79,7 @@ def save(
         allow_secret=allow_secret,
         session=session,
         write_view_when_unchanged=False,
+        may_archive=origin is None,  # a hook's save never archives (DESIGN.md §6)
     )
 
 
@@ -169,7 +172,10 @@ def write(
     write_view_when_unchanged: bool,
     replace_view: bool = False,
     force: bool = False,
+    may_archive: bool = False,
 ) -> Written:
+    """The one write path: see the module doc. With `may_archive`, a write that empties a
+    next_steps the tip still had finishes the task (DESIGN.md §6)."""
     ws.require_workdir()
     store, layout = ws.store, ws.layout
     with ws.locked():
@@ -211,9 +217,18 @@ def write(
                 layout.state_ref, tip, commit, f"agy-state: {subject(changed)}"
             ):
                 kept = not _replace_view(ws, data, text.encode(), commit)
+                archived = None
+                finished = tip_doc is not None and tip_doc.steps() and not new.steps()
+                if may_archive and finished and not merged and not kept:
+                    # Imported here: finishing a task is rare, and a save must start fast.
+                    from gitstate.usecases.archive import archive_locked
+
+                    archived = archive_locked(ws, commit, new)
                 if maintenance.gc_due(layout, _int(store.config_value("gc.auto"))):
                     maintenance.start_gc(layout)
-                return Written("saved", commit, changed, notices, merged, kept, overwritten)
+                return Written(
+                    "saved", commit, changed, notices, merged, kept, overwritten, archived
+                )
         raise WorkAtRisk(
             f"{layout.state_ref} kept moving under {MAX_ATTEMPTS} attempts; nothing was saved",
             hint="another program is rewriting the ref; try again",
@@ -246,21 +261,33 @@ def append(
     """Append a snapshot that is not a document edit: a phase change (the tip's tree, a new
     Agy-Phase), or a closing snapshot (no STATE.md). Under the lock, compare-and-swap, retried.
     The view is not touched. Returns the new snapshot id."""
+    with ws.locked():
+        return append_locked(ws, subject, state, phase, extra, ref)
+
+
+def append_locked(
+    ws: Workspace,
+    subject: str,
+    state: bytes | object | None = KEEP_TREE,
+    phase: str | None = None,
+    extra: tuple[tuple[str, str], ...] = (),
+    ref: str | None = None,
+) -> str:
+    """append() for a caller that already holds the work tree's lock."""
     store = ws.store
     target = ref or ws.layout.state_ref
-    with ws.locked():
-        for _attempt in range(MAX_ATTEMPTS):
-            tip = store.tip(target)
-            trailers = _trailers(ws, tip, (), None, phase) + list(extra)
-            message = compose_message(subject, trailers)
-            parents = [tip] if tip else []
-            if state is KEEP_TREE:
-                commit = store.commit_tree(store.tree_of(tip) if tip else None, parents, message)
-            else:
-                assert state is None or isinstance(state, bytes)
-                commit = store.create_snapshot(state, parents, message)
-            if store.compare_and_swap(target, tip, commit, f"agy-state: {subject}"):
-                return commit
+    for _attempt in range(MAX_ATTEMPTS):
+        tip = store.tip(target)
+        trailers = _trailers(ws, tip, (), None, phase) + list(extra)
+        message = compose_message(subject, trailers)
+        parents = [tip] if tip else []
+        if state is KEEP_TREE:
+            commit = store.commit_tree(store.tree_of(tip) if tip else None, parents, message)
+        else:
+            assert state is None or isinstance(state, bytes)
+            commit = store.create_snapshot(state, parents, message)
+        if store.compare_and_swap(target, tip, commit, f"agy-state: {subject}"):
+            return commit
     raise WorkAtRisk(
         f"{target} kept moving under {MAX_ATTEMPTS} attempts; nothing was written",
         hint="another program is rewriting the ref; try again",

@@ -1,0 +1,44 @@
+"""`git agy-state archive`: finish the current task now, or `--reopen` a finished one."""
+
+from __future__ import annotations
+
+import click
+
+from gitstate.cli.output import emit_json, json_option, say
+from gitstate.usecases import archive as archive_uc
+from gitstate.usecases.workspace import Workspace
+
+
+@click.command()
+@click.option(
+    "--reopen",
+    "reopen",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[ARCHIVE]",
+    help="Bring the newest (or the named) archived task back as the current one.",
+)
+@json_option
+def archive(reopen: str | None, as_json: bool) -> None:
+    """Finish the current task: keep it under refs/agy/archive/ and take STATE.md away."""
+    ws = Workspace.open()
+    if reopen is not None:
+        chosen, commit = archive_uc.reopen(ws, reopen or None)
+        if as_json:
+            emit_json({"reopened": chosen.ref, "snapshot": commit})
+        else:
+            say(f"reopened {chosen.ref} as snapshot {commit[:12]}; STATE.md is back")
+        return
+    closed = archive_uc.archive(ws)
+    if as_json:
+        emit_json(closed.as_json())
+    else:
+        say(archived_line(closed.ref))
+
+
+def archived_line(ref: str) -> str:
+    return (
+        f"task finished: kept as {ref}; STATE.md left the work tree "
+        f"(git agy-state show {ref.removeprefix('refs/agy/')} prints it)"
+    )
