@@ -14,9 +14,8 @@ from gitstate.document.model import parse
 from gitstate.errors import InvalidDocument
 from gitstate.storage.snapshots import Snapshot
 from gitstate.usecases import state
+from gitstate.usecases.archive import ARCHIVED_TRAILER
 from gitstate.usecases.workspace import Workspace
-
-ARCHIVED_TRAILER = "Agy-Archived"  # a closing snapshot: the task before it is over
 
 
 class Changed(NamedTuple):
