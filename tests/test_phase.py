@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 from conftest import Repo
+from support import run_tool
 
 from gitstate.document import phase as machine
 from gitstate.document.phase import Fact
@@ -337,8 +341,48 @@ class TestPhaseCommand:
         assert js(cli("phase", "AUTO_FIX", "--json"))["phase"] == "BLOCKED"
 
     def test_works_in_a_subprocess(self, repo: Repo) -> None:
-        from support import run_tool
-
         proc = run_tool("phase", "planning", cwd=repo.path)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == "State: IDLE → PLANNING\n"
+
+    def test_racing_moves_are_decided_on_the_phase_the_tip_really_has(
+        self, repo: Repo, cli: Any
+    ) -> None:
+        start_task(cli)
+        walk(cli, "PLANNING", "CONFIRMING", "EXECUTING")
+        # From EXECUTING both are legal; from either result the other is not.
+        wanted = ["AUTO_FIX", "ARCHIVING"] * 3
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "gitstate", "phase", name],
+                cwd=repo.path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=dict(os.environ),
+            )
+            for name in wanted
+        ]
+        codes = [p.wait(timeout=60) for p in procs]
+        for p in procs:
+            assert p.stdout is not None and p.stderr is not None
+            p.stdout.close()
+            p.stderr.close()
+        # The first to get the lock moves; its twins find nothing to do; the others are
+        # refused, since from AUTO_FIX there is no ARCHIVING and from ARCHIVING no AUTO_FIX.
+        assert sorted(codes) == [0, 0, 0, 1, 1, 1]
+        winners = {name for name, code in zip(wanted, codes, strict=True) if code == 0}
+        assert len(winners) == 1
+        assert js(cli("phase", "--json"))["phase"] == winners.pop()
+        # Every recorded move is legal from its parent's phase, as its subject says.
+        log = repo.git("log", "--first-parent", "--format=%H %s", "refs/agy/state")
+        for line in log.splitlines():
+            commit, subject = line.split(" ", 1)
+            if not subject.startswith("phase: "):
+                continue
+            old, new = subject.removeprefix("phase: ").split(" (")[0].split(" → ")
+            parent = repo.git(
+                "log", "-1", "--format=%(trailers:key=Agy-Phase,valueonly)", f"{commit}^"
+            )
+            assert parent.strip() == old
+            assert (old, new) in DESIGN_TABLE

@@ -49,17 +49,18 @@ def current(ws: Workspace) -> str:
 def change(ws: Workspace, requested: str) -> Changed:
     """Move to `requested` (a name as typed: any case). Refuses an illegal move (exit 1)."""
     wanted = machine.name(requested)
-    tip = ws.store.tip()
-    old = ws.store.snapshot(tip).phase if tip else machine.DEFAULT
-    decided = machine.move(old, wanted, facts(ws, tip))
-    if not decided.changed:
-        return Changed(old, old, wanted, None, None)
-    # Decided on the tip read above; state.append then commits on the tip it finds under the
-    # lock. A phase change racing another writer of the same work tree is recorded after it.
-    subject = f"phase: {old} → {decided.new}"
-    if decided.reason:
-        subject += f" ({decided.requested} refused: {decided.reason.split(';')[0]})"
-    commit = state.append(ws, subject, phase=decided.new)
+    # Decided and written under one hold of the lock, so the move recorded is the move from
+    # the phase the tip really had (two agents moving at once: the second sees the first's).
+    with ws.locked():
+        tip = ws.store.tip()
+        old = ws.store.snapshot(tip).phase if tip else machine.DEFAULT
+        decided = machine.move(old, wanted, facts(ws, tip))
+        if not decided.changed:
+            return Changed(old, old, wanted, None, None)
+        subject = f"phase: {old} → {decided.new}"
+        if decided.reason:
+            subject += f" ({decided.requested} refused: {decided.reason.split(';')[0]})"
+        commit = state.append_locked(ws, subject, phase=decided.new)
     return Changed(old, decided.new, wanted, decided.reason, commit)
 
 
