@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import pygit2
 
-from gitstate.errors import Failure, WorkAtRisk
+from gitstate.errors import Failure
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.snapshots import iso_time, parse_trailers
 from gitstate.usecases import state
@@ -99,7 +99,7 @@ def create(ws: Workspace, message: str | None = None) -> Created:
                 made = Checkpoint(name, head, snapshot, text, iso_time(tagger.time, tagger.offset))
                 return Created(made, saved, wanted)
             # Taken meanwhile by a writer outside our lock (a plain git tag): move on.
-    raise WorkAtRisk(
+    raise Failure(
         f"every checkpoint name in the hour after {wanted} is taken; nothing was tagged",
         hint="git agy-state checkpoints lists them",
     )
