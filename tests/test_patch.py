@@ -369,7 +369,7 @@ class TestInvalidResults:
     def test_sixth_open_issue(self) -> None:
         error = refused(BASE, AddLine("open_issues", "一\n二\n三\n四\n五"), error=InvalidDocument)
         assert error.problems == (
-            Problem(19, "「待解決」最多 5 行，實際 6 行", "lines", "open_issues"),
+            Problem(19, "「待解決」最多 5 行，實際 6 行", "lines", "open_issues", 6),
         )
 
     def test_done_without_verification(self) -> None:

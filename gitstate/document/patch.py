@@ -361,13 +361,31 @@ def apply(doc: Document, patch: Patch) -> Applied:
                 )
     result = work.document(doc)
     report = check_text(render(result))
-    if not report.valid:
+    if not report.valid and not _shrinks_only(doc, report.errors):
         raise InvalidDocument(
             "the patch would leave STATE.md invalid; nothing was changed",
             report.errors,
             hint="a patch must leave a valid document (git agy-state check shows the rules)",
         )
     return Applied(result, result.changed_keys(doc), tuple(work.notices), "; ".join(work.summary))
+
+
+_LIMIT_CODES = ("lines", "key_items")
+
+
+def _shrinks_only(before: Document, errors: tuple[Problem, ...]) -> bool:
+    """True when every problem left is a size limit that the input already broke at least as
+    badly: after a sync merge over the limits, a patch that shrinks (or keeps) the violation
+    is accepted although the document is not valid yet (DESIGN.md §9)."""
+    old = {
+        p.section: p.found or 0 for p in check_text(render(before)).errors if p.code in _LIMIT_CODES
+    }
+    for problem in errors:
+        if problem.code not in _LIMIT_CODES or problem.section not in old:
+            return False
+        if (problem.found or 0) > old[problem.section]:
+            return False
+    return True
 
 
 def _remove(work: _Work, op: RemoveLine) -> None:

@@ -30,6 +30,7 @@ class Problem(NamedTuple):
     message: str
     code: str  # stable identifier of the rule, e.g. "lines", "done_verify"
     section: str | None = None  # a KEYS entry when the problem belongs to one section
+    found: int | None = None  # for a size limit: how many lines or items there are
 
     def as_json(self) -> dict[str, object]:
         return {"line": self.line, "message": self.message, "code": self.code}
@@ -180,14 +181,24 @@ def _limits(lang: Language, key: str, section: RawSection) -> list[Problem]:
             line = section.lines[starts[KEY_ITEM_LIMIT]].number
             return [
                 Problem(
-                    line, lang.message("key_items", name=name, count=len(starts)), "key_items", key
+                    line,
+                    lang.message("key_items", name=name, count=len(starts)),
+                    "key_items",
+                    key,
+                    len(starts),
                 )
             ]
         return []
     if len(section.lines) > LINE_LIMIT:
         line = section.lines[LINE_LIMIT].number
         return [
-            Problem(line, lang.message("lines", name=name, count=len(section.lines)), "lines", key)
+            Problem(
+                line,
+                lang.message("lines", name=name, count=len(section.lines)),
+                "lines",
+                key,
+                len(section.lines),
+            )
         ]
     return []
 

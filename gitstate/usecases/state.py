@@ -15,6 +15,7 @@ from typing import NamedTuple
 from gitstate import secrets
 from gitstate.document.language import KEYS
 from gitstate.document.model import Document, render
+from gitstate.document.validate import check_text
 from gitstate.errors import Failure, SecretFound, WorkAtRisk
 from gitstate.storage import maintenance, view
 from gitstate.storage.snapshots import FORMAT_VERSION, compose_message
@@ -137,12 +138,19 @@ def _guard_unsaved(
 
 
 def _starting_point(
-    ws: Workspace, data: bytes | None, tip: str | None, tip_doc: Document | None
+    ws: Workspace,
+    data: bytes | None,
+    tip: str | None,
+    tip_doc: Document | None,
+    over_limit_ok: bool,
 ) -> tuple[Document | None, bool]:
-    """The document to build on, and whether it came from a three-way merge."""
+    """The document to build on, and whether it came from a three-way merge.
+
+    A view written from a snapshot that is no longer the tip is merged three ways with the tip
+    (base: that snapshot) instead of overwriting it; a true conflict is kept visibly."""
     if data is None or ws.view_state(data, tip) == "clean":
         return tip_doc, False  # a clean view, even a stale one, says nothing the tip lacks
-    view_doc = ws.view_document(data)
+    view_doc = ws.view_document(data, over_limit_ok)
     base = ws.recorded_snapshot()
     if base is None or tip is None or base == tip or tip_doc is None:
         return view_doc, False
@@ -150,16 +158,9 @@ def _starting_point(
     if base_doc is None:
         return view_doc, False
     # Imported here: merging is rare, and a save must start fast.
-    from gitstate.document.merge import merge_sections
+    from gitstate.document.merge import merge_documents
 
-    merged = merge_sections(base_doc, view_doc, tip_doc)
-    if not merged.clean:
-        raise WorkAtRisk(
-            "the state moved on since STATE.md was written, and both changed: "
-            + ", ".join(merged.conflicts),
-            hint="git agy-state diff shows both; edit STATE.md to hold what you want, "
-            "or git agy-state checkout --force takes the tip (your text is kept)",
-        )
+    merged = merge_documents(base_doc, view_doc, tip_doc, label=tip[:7], stamp=now_stamp())
     return merged.document, True
 
 
@@ -173,6 +174,7 @@ def write(
     replace_view: bool = False,
     force: bool = False,
     may_archive: bool = False,
+    over_limit_ok: bool = False,
 ) -> Written:
     """The one write path: see the module doc. With `may_archive`, a write that empties a
     next_steps the tip still had finishes the task (DESIGN.md §6)."""
@@ -189,7 +191,7 @@ def write(
                 overwritten = overwritten or _guard_unsaved(ws, data, target, force, "restore")
                 start, merged = tip_doc, False
             else:
-                start, merged = _starting_point(ws, data, tip, tip_doc)
+                start, merged = _starting_point(ws, data, tip, tip_doc, over_limit_ok)
             produced = produce(start)
             if produced is None:
                 return Written("nothing", tip)
@@ -208,10 +210,12 @@ def write(
             text = render(new)
             if not allow_secret:
                 _refuse_secrets(text, tip_doc, data)
+            trailers = _trailers(ws, tip, changed, session)
+            over = _over_limit(text)
+            if over:  # kept, not refused: a merge may break a limit; `check` says what to shrink
+                trailers.append(("Agy-Conflict", ", ".join(over)))
             commit = store.create_snapshot(
-                text.encode(),
-                [tip] if tip else [],
-                compose_message(subject(changed), _trailers(ws, tip, changed, session)),
+                text.encode(), [tip] if tip else [], compose_message(subject(changed), trailers)
             )
             if store.compare_and_swap(
                 layout.state_ref, tip, commit, f"agy-state: {subject(changed)}"
@@ -233,6 +237,12 @@ def write(
             f"{layout.state_ref} kept moving under {MAX_ATTEMPTS} attempts; nothing was saved",
             hint="another program is rewriting the ref; try again",
         )
+
+
+def _over_limit(text: str) -> list[str]:
+    report = check_text(text)
+    keys = {p.section for p in report.errors if p.code in ("lines", "key_items") and p.section}
+    return [k for k in KEYS if k in keys]
 
 
 def _replace_view(ws: Workspace, read: bytes | None, new: bytes, snapshot: str) -> bool:
