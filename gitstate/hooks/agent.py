@@ -280,8 +280,18 @@ def inject_text(state: str, extras: list[str], budget: int) -> str:
 
 
 def extras_for(layout: Layout) -> list[str]:
-    """Context offered after the state (known pitfalls, memory): filled by later capabilities."""
-    return []
+    """Context offered after the state, in order, while it fits the budget: the known pitfalls
+    (active KnownIssue records), from the plain-text cache `decide`/`error` write
+    (usecases/decisions.py:refresh_pitfalls; no pygit2 here)."""
+    extras: list[str] = []
+    try:
+        with open(layout.commondir / "agy" / "pitfalls.md", encoding="utf-8") as handle:
+            pitfalls = handle.read(READ_LIMIT)
+    except (OSError, ValueError):
+        pitfalls = ""
+    if pitfalls.strip():
+        extras.append(pitfalls)
+    return extras
 
 
 def _inject(hook: Hook, layout: Layout) -> int:
