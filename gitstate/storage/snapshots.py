@@ -229,7 +229,8 @@ class Store:
             obj = self.repo.revparse_single(rev)
             commit = obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
-            raise NotFound(f"no snapshot {rev!r}", hint=_revision_hint(exc)) from None
+            what = "checkpoint" if rev.startswith("checkpoint-") else "snapshot"
+            raise NotFound(f"no {what} {rev!r}", hint=_revision_hint(exc)) from None
         if "Agy-Format" not in parse_trailers(commit.message):
             raise NotFound(f"{rev!r} is not a state snapshot", hint="git agy-state log")
         return str(commit.id)
@@ -244,7 +245,13 @@ class Store:
         state = parse_trailers("x\n\n" + obj.message.strip().split("\n\n")[-1]).get("Agy-State")
         if not state:
             return None
-        return str(self.repo.revparse_single(state).id)
+        try:
+            return str(self.repo.revparse_single(state).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise NotFound(
+                f"checkpoint {name} names snapshot {state[:12]}, which this repository lacks",
+                hint="fetch the state chain first: git agy-state sync",
+            ) from None
 
     # ---- writing --------------------------------------------------------------------------
 

@@ -106,7 +106,7 @@ def show(ws: Workspace, rev: str | None) -> tuple[str, bytes]:
     data = ws.store.state_bytes(commit)
     if data is None:
         raise NotFound(
-            f"snapshot {commit[:12]} closed a task and holds no STATE.md",
+            f"snapshot {commit[:12]} holds no STATE.md (it closed a task or only changed the phase)",
             hint="git agy-state log shows the snapshots before it",
         )
     return commit, data

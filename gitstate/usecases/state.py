@@ -90,7 +90,9 @@ def restore(ws: Workspace, rev: str, force: bool = False) -> Written:
     commit = ws.store.resolve(rev)
     target = ws.snapshot_document(commit)
     if target is None:
-        raise Failure(f"snapshot {commit[:12]} closed a task; it holds no STATE.md")
+        raise Failure(
+            f"snapshot {commit[:12]} holds no STATE.md (it closed a task or only changed the phase)"
+        )
 
     def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
         return target, ()
@@ -114,7 +116,9 @@ def checkout(ws: Workspace, rev: str | None, force: bool = False) -> Written:
         commit = ws.store.resolve(rev)
         target = ws.store.state_bytes(commit)
         if target is None:
-            raise Failure(f"snapshot {commit[:12]} closed a task; it holds no STATE.md")
+            raise Failure(
+                f"snapshot {commit[:12]} holds no STATE.md (it closed a task or only changed the phase)"
+            )
         data = ws.view_bytes()
         kept = _guard_unsaved(ws, data, target, force, "checkout")
         view.write(ws.layout, target, commit)
