@@ -1,0 +1,28 @@
+"""`git agy-state remote setup`: make plain `git fetch` bring the agy refs."""
+
+from __future__ import annotations
+
+import click
+
+from gitstate.cli.output import emit_json, json_option, say
+from gitstate.usecases.workspace import Workspace
+
+
+@click.group()
+def remote() -> None:
+    """Configure a git remote for the agy refs."""
+
+
+@remote.command()
+@click.argument("name", required=False)
+@json_option
+def setup(name: str | None, as_json: bool) -> None:
+    """Add the fetch refspecs for refs/agy/* and the decision notes (never a push refspec)."""
+    from gitstate.usecases import sync as sync_uc
+
+    done = sync_uc.setup(Workspace.open(), name)
+    if as_json:
+        emit_json({"actions": done})
+    else:
+        for line in done:
+            say(line)
