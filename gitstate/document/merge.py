@@ -16,7 +16,7 @@ import difflib
 from typing import NamedTuple
 
 from gitstate.document.language import KEYS, Language
-from gitstate.document.model import Document, Item, cut_suffix, parse_item, render
+from gitstate.document.model import Document, Item, parse_item, render, step_text
 from gitstate.document.validate import LINE_LIMIT, check_text
 
 CONFLICT_PREFIX = "(sync conflict {label}) "
@@ -126,29 +126,21 @@ def merge_lines(
     return result, conflict
 
 
-def _step_text(line: str, lang: Language) -> str:
-    item = parse_item(line)
-    text = item.text if item is not None else line.strip()
-    text, _ = cut_suffix(text, lang.reason)
-    text, _ = cut_suffix(text, lang.verify)
-    return text.strip()
-
-
 def _finished(base: Document, side: Document) -> set[str]:
     """Steps of the base that this side moved from next_steps to done."""
     lang = base.lang
-    still = {_step_text(line, lang) for line in side.steps()}
-    done_before = {_step_text(line, lang) for line in base.section("done")}
-    done_now = {_step_text(line, lang) for line in side.section("done")}
+    still = {step_text(line, lang) for line in side.steps()}
+    done_before = {step_text(line, lang) for line in base.section("done")}
+    done_now = {step_text(line, lang) for line in side.section("done")}
     return {
         text
-        for text in (_step_text(line, lang) for line in base.steps())
+        for text in (step_text(line, lang) for line in base.steps())
         if text not in still and text in done_now and text not in done_before
     }
 
 
 def _without(steps: tuple[str, ...], finished: set[str], lang: Language) -> list[str]:
-    return [line for line in steps if _step_text(line, lang) not in finished]
+    return [line for line in steps if step_text(line, lang) not in finished]
 
 
 def _one_in_progress(lines: list[str], newer: Document) -> list[str]:

@@ -108,6 +108,15 @@ def cut_suffix(text: str, token: str) -> tuple[str, str | None]:
     return text[:at], text[at + len(token) :]
 
 
+def step_text(line: str, lang: Language) -> str:
+    """A step's words: the text after the marker, without its reason or verification."""
+    item = parse_item(line)
+    text = item.text if item is not None else line.strip()
+    text, _ = cut_suffix(text, lang.reason)
+    text, _ = cut_suffix(text, lang.verify)
+    return text.strip()
+
+
 class Document(NamedTuple):
     """A structurally sound STATE.md: a language, a time stamp and seven section bodies."""
 

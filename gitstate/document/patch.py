@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
-from gitstate.document.model import BULLET_RE, Document, Item, cut_suffix, parse_item, render
+from gitstate.document.model import (
+    BULLET_RE,
+    Document,
+    Item,
+    cut_suffix,
+    parse_item,
+    render,
+    step_text,
+)
 from gitstate.document.validate import LINE_LIMIT, Problem, check_text
 from gitstate.errors import AgyError, InvalidDocument, UsageError
 
@@ -223,11 +231,11 @@ class _Work:
                 hint="git agy-state show --section next_steps",
             )
         wanted = ref.casefold()
-        exact = [s for s in self.steps if _step_text(s.line, self.lang).casefold() == wanted]
+        exact = [s for s in self.steps if step_text(s.line, self.lang).casefold() == wanted]
         if len(exact) == 1:
             return exact[0]
         prefixed = [
-            s for s in self.steps if _step_text(s.line, self.lang).casefold().startswith(wanted)
+            s for s in self.steps if step_text(s.line, self.lang).casefold().startswith(wanted)
         ]
         if len(prefixed) == 1:
             return prefixed[0]
@@ -241,15 +249,6 @@ class _Work:
         for key in KEYS:
             doc = doc.with_section(key, self.bodies[key])
         return doc
-
-
-def _step_text(line: str, lang: Language) -> str:
-    """A step's words: the text after the marker, without its reason or verification."""
-    item = parse_item(line)
-    text = item.text if item is not None else line.strip()
-    text, _ = cut_suffix(text, lang.reason)
-    text, _ = cut_suffix(text, lang.verify)
-    return text.strip()
 
 
 def _bulleted(key: str, lines: list[str]) -> list[str]:
@@ -330,14 +329,14 @@ def apply(doc: Document, patch: Patch) -> Applied:
             body = item.text if item else target.line.strip()
             body, _ = cut_suffix(body, lang.reason)
             target.line = Item(indent, ">", body.rstrip()).render()
-            work.summary.append(f"start: {_step_text(target.line, lang)}")
+            work.summary.append(f"start: {step_text(target.line, lang)}")
         elif isinstance(op, PauseStep):
             target = work.find(op.step)
             item = parse_item(target.line)
             body = item.text if item else target.line.strip()
             body, _ = cut_suffix(body, lang.reason)
             target.line = Item(item.indent if item else "", " ", body.rstrip()).render()
-            work.summary.append(f"pause: {_step_text(target.line, lang)}")
+            work.summary.append(f"pause: {step_text(target.line, lang)}")
         elif isinstance(op, BlockStep):
             target = work.find(op.step)
             reason = _one_line("a reason", op.reason)
@@ -346,14 +345,14 @@ def apply(doc: Document, patch: Patch) -> Applied:
             body, _ = cut_suffix(body, lang.reason)
             indent = item.indent if item else ""
             target.line = Item(indent, "!", f"{body.rstrip()}{lang.reason}{reason}").render()
-            work.summary.append(f"block: {_step_text(target.line, lang)}")
+            work.summary.append(f"block: {step_text(target.line, lang)}")
         elif isinstance(op, FinishStep):
             target = work.find(op.step)
             verify = _one_line("a verification", op.verify)
             work.steps.remove(target)
             done = work.bodies["done"]
-            done.append(f"- [x] {_step_text(target.line, lang)}{lang.verify}{verify}")
-            work.summary.append(f"done: {_step_text(target.line, lang)}")
+            done.append(f"- [x] {step_text(target.line, lang)}{lang.verify}{verify}")
+            work.summary.append(f"done: {step_text(target.line, lang)}")
             while len(done) > LINE_LIMIT:
                 dropped = done.pop(0)
                 work.notices.append(
