@@ -70,3 +70,15 @@ class NotARepository(AgyError):
 
 class UsageError(AgyError):
     exit_code = EXIT_USAGE
+
+
+class NotFinished(AgyError):
+    """A background job has not reached a state the command needs (exit 4)."""
+
+    exit_code = EXIT_NOT_FINISHED
+
+
+class AgentMissing(AgyError):
+    """The configured agent CLI is not installed (exit 127)."""
+
+    exit_code = EXIT_AGENT_MISSING
