@@ -1,0 +1,211 @@
+"""A background job's runtime folder, `<commondir>/agy/jobs/<id>/`, and the queue's files.
+
+Every file is replaced atomically (a temporary file, then rename), so a reader never sees half a
+meta.json. The supervisor of a job holds an flock on `supervisor.lock` in its folder for as long
+as it lives: the kernel drops it when the process dies (or turns zombie), which is how any
+reader tells a live job from an orphaned one. Standard library only; no job logic here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from gitstate.errors import UsageError, WorkAtRisk
+from gitstate.storage import lock as lock_mod
+from gitstate.storage.layout import Layout
+
+JOB_ID_RE = re.compile(r"^j-\d{8}-\d{6}-[a-z0-9]{4}$")
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+META_VERSION = 1
+QUEUE_LOCK_WAIT = 60.0
+
+
+class JobFiles(NamedTuple):
+    """The paths of one job's runtime files."""
+
+    dir: Path
+
+    @property
+    def id(self) -> str:
+        return self.dir.name
+
+    @property
+    def meta(self) -> Path:
+        return self.dir / "meta.json"
+
+    @property
+    def plan(self) -> Path:
+        return self.dir / "plan.md"
+
+    @property
+    def prompt(self) -> Path:
+        return self.dir / "prompt.txt"
+
+    @property
+    def schema(self) -> Path:
+        return self.dir / "schema.json"
+
+    @property
+    def events(self) -> Path:
+        return self.dir / "events.ndjson"
+
+    @property
+    def stderr(self) -> Path:
+        return self.dir / "stderr.log"
+
+    @property
+    def result(self) -> Path:
+        return self.dir / "result.json"
+
+    @property
+    def lock(self) -> Path:
+        return self.dir / "supervisor.lock"
+
+
+def jobs_root(layout: Layout) -> Path:
+    return layout.commondir / "agy" / "jobs"
+
+
+def queue_dir(layout: Layout) -> Path:
+    """Where waiting processes keep their doorbells (see storage/doorbell.py)."""
+    return layout.commondir / "agy" / "queue"
+
+
+def queue_lock_path(layout: Layout) -> Path:
+    return layout.commondir / "agy" / "queue.lock"
+
+
+def check_id(job_id: str) -> str:
+    """The id itself when it has the job id shape; a usage error otherwise (no path tricks)."""
+    if not JOB_ID_RE.match(job_id):
+        raise UsageError(
+            f"{job_id!r} is not a job id",
+            hint="job ids look like j-YYYYMMDD-HHMMSS-xxxx (git agy-state job list)",
+        )
+    return job_id
+
+
+def files(layout: Layout, job_id: str) -> JobFiles:
+    return JobFiles(jobs_root(layout) / check_id(job_id))
+
+
+def new_job(layout: Layout, now: float | None = None) -> JobFiles:
+    """Create a fresh job folder named `j-YYYYMMDD-HHMMSS-xxxx` (UTC); never reuses one."""
+    root = jobs_root(layout)
+    root.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(time.time() if now is None else now))
+    while True:
+        suffix = "".join(secrets.choice(_ALPHABET) for _ in range(4))
+        folder = root / f"j-{stamp}-{suffix}"
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return JobFiles(folder)
+
+
+def list_ids(layout: Layout) -> list[str]:
+    root = jobs_root(layout)
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    return sorted(n for n in names if JOB_ID_RE.match(n) and (root / n / "meta.json").exists())
+
+
+# ---- atomic files -------------------------------------------------------------------------
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, value: Any) -> None:
+    write_bytes(path, (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode())
+
+
+def read_json(path: Path) -> Any:
+    """The parsed file, or None when it is missing or not JSON."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def append_line(path: Path, line: str) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line.rstrip("\n") + "\n")
+
+
+def append_event(path: Path, event: dict[str, Any]) -> None:
+    append_line(path, json.dumps(event, ensure_ascii=False))
+
+
+# ---- locks --------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def queue_locked(layout: Layout) -> Iterator[None]:
+    """The one lock under which job states and queue slots change (held for milliseconds)."""
+    with lock_mod.held(queue_lock_path(layout), wait=QUEUE_LOCK_WAIT):
+        yield
+
+
+def take_supervisor_lock(job: JobFiles, wait: float = 30.0) -> int:
+    """An fd holding the job's supervisor flock; handed to the supervisor process at spawn.
+
+    Waits for a previous round's supervisor to finish exiting (it holds the lock until then)."""
+    fd = os.open(job.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise WorkAtRisk(
+                    f"the supervisor of {job.id} is still running",
+                    hint="wait for it to exit, or git agy-state job cancel " + job.id,
+                ) from None
+            time.sleep(0.01)
+
+
+def supervisor_alive(job: JobFiles) -> bool:
+    """Whether some process holds the job's supervisor lock (a shared probe, released at once)."""
+    try:
+        fd = os.open(job.lock, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def next_sequence(layout: Layout) -> int:
+    """A counter that orders submissions made in the same instant; call under the queue lock."""
+    path = layout.commondir / "agy" / "queue.seq"
+    try:
+        current = int(path.read_text().strip() or "0")
+    except (OSError, ValueError):
+        current = 0
+    write_bytes(path, f"{current + 1}\n".encode())
+    return current + 1
