@@ -1,0 +1,7 @@
+"""Background agent jobs (DESIGN.md §7): queue, supervise, harvest — the sub-agy runtime in git.
+
+submit.py creates a job and spawns its supervisor; supervise.py is that detached process (queue
+slot, agent attempts, result, record); control.py reads and steers jobs (status, watch, result,
+cancel, cleanup, pending); queue.py is the slot accounting; agents.py the agent CLIs; plan.py the
+prompt; records.py the git side (worktree, branch, record commits); doctor.py doctor and quota.
+"""
