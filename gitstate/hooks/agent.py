@@ -308,9 +308,48 @@ def _inject(hook: Hook, layout: Layout) -> int:
 def pending_jobs(layout: Layout) -> list[str]:
     """Finished background jobs nobody has harvested yet; the stop guard blocks on them.
 
-    The jobs capability (DESIGN.md §7) fills this in; until it lands there are none.
+    Reads `<commondir>/agy/jobs/*/meta.json` directly (the hook path loads no pygit2): done,
+    error and interrupted jobs without `harvested_at`, and active jobs whose supervisor lock
+    is free (they read as interrupted; `job list` settles them). Names as `<id> (<state>)`.
     """
-    return []
+    import fcntl
+
+    root = os.path.join(str(layout.commondir), "agy", "jobs")
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.startswith("j-") or "/" in name or name.startswith("."):
+            continue
+        try:
+            with open(os.path.join(root, name, "meta.json"), "rb") as handle:
+                meta = json.loads(handle.read())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(meta, dict) or meta.get("harvested_at"):
+            continue
+        state = meta.get("state")
+        if state in ("queued", "running"):
+            try:
+                fd = os.open(os.path.join(root, name, "supervisor.lock"), os.O_RDONLY)
+            except OSError:
+                fd = -1
+            alive = False
+            if fd >= 0:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except OSError:
+                    alive = True  # held by the job's live supervisor
+                finally:
+                    os.close(fd)
+            if alive:
+                continue
+            state = "interrupted"
+        if state in ("done", "error", "interrupted"):
+            found.append(f"{name} ({state})")
+    return found
 
 
 def _stop_guard(hook: Hook, layout: Layout) -> int:
