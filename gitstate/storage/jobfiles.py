@@ -14,13 +14,13 @@ import json
 import os
 import re
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from gitstate.errors import UsageError, WorkAtRisk
-from gitstate.storage import lock as lock_mod
 from gitstate.storage.layout import Layout
 
 JOB_ID_RE = re.compile(r"^j-\d{8}-\d{6}-[a-z0-9]{4}$")
@@ -126,11 +126,11 @@ def list_ids(layout: Layout) -> list[str]:
 
 
 def write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Replace `path` atomically for concurrent readers. Not fsync'ed (as git does not fsync
+    its refs by default): after a power cut a job at worst reads as interrupted."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "wb") as handle:
         handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
     os.replace(tmp, path)
 
 
@@ -159,10 +159,61 @@ def append_event(path: Path, event: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def queue_locked(layout: Layout) -> Iterator[None]:
-    """The one lock under which job states and queue slots change (held for milliseconds)."""
-    with lock_mod.held(queue_lock_path(layout), wait=QUEUE_LOCK_WAIT):
+def queue_locked(layout: Layout, wait: float = QUEUE_LOCK_WAIT) -> Iterator[None]:
+    """The one lock under which job states and queue slots change (held for milliseconds).
+
+    A contended lock is waited for with a blocking flock, not a sleep loop: the next holder
+    gets it the moment it is released (this is on the queue's hand-off path)."""
+    path = queue_lock_path(layout)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        fd = _blocking_flock(path, wait)
+    try:
         yield
+    finally:
+        os.close(fd)
+
+
+def _blocking_flock(path: Path, wait: float) -> int:
+    """An fd holding `path`'s flock, waited for in a helper thread so that the wait can time
+    out (a blocking flock cannot); a lock won after we gave up is released at once."""
+    won = threading.Event()
+    guard = threading.Lock()
+    box: dict[str, Any] = {"fd": None, "abandoned": False}
+
+    def take() -> None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # releases the GIL while it blocks
+        with guard:
+            if box["abandoned"]:
+                os.close(fd)
+                return
+            box["fd"] = fd
+        won.set()
+
+    threading.Thread(target=take, name="queue-lock", daemon=True).start()
+    try:
+        won.wait(wait)
+    except BaseException:  # interrupted while waiting: never leave a lock held behind
+        with guard:
+            box["abandoned"] = True
+            if box["fd"] is not None:
+                os.close(box["fd"])
+        raise
+    with guard:
+        fd = box["fd"]
+        box["abandoned"] = fd is None
+    if fd is None:
+        raise WorkAtRisk(
+            f"another git agy-state has held {path} for {wait:.0f}s",
+            hint="a job process may be stuck; git agy-state job list shows them",
+        )
+    assert isinstance(fd, int)
+    return fd
 
 
 def take_supervisor_lock(job: JobFiles, wait: float = 30.0) -> int:
