@@ -6,6 +6,7 @@ result it had already written) and its agent is ended — there is no daemon to 
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, NamedTuple
 
@@ -97,7 +98,7 @@ def watch(layout: Layout, job_ids: list[str], interval: float, timeout: float) -
     for job_id in job_ids:
         lifecycle.read(layout, job_id)  # unknown ids fail now (3), malformed ones (64)
     deadline = time.monotonic() + timeout
-    with doorbell.Bell.open(layout, f"watch-{time.monotonic_ns()}") as bell:
+    with doorbell.Bell.open(layout, f"watch-{os.getpid()}-{time.monotonic_ns()}") as bell:
         while True:
             metas = [lifecycle.reconcile(layout, lifecycle.read(layout, j)) for j in job_ids]
             finished = all(m.get("state") not in ACTIVE for m in metas)

@@ -8,6 +8,7 @@ for an orphan. Both return at once; they never fail because the queue is full.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -319,12 +320,14 @@ def _seed_state(worktree: Path, job: JobFiles, parsed: plan.Plan, base: str) -> 
 
 
 def _roll_back(store: Store, job: JobFiles, no_worktree: bool) -> None:
+    """Undo a submission that failed half-way: worktree, branch, seeded chain, job folder."""
     if not no_worktree:
-        try:
+        with contextlib.suppress(Exception):
             records.remove_worktree(store, job.id, force=True)
             records.delete_branch(store, job.id)
-        except Exception:
-            pass
+            seeded = store.repo.references.get(f"refs/agy/wt/{job.id}/state")
+            if seeded is not None:
+                seeded.delete()
     shutil.rmtree(job.dir, ignore_errors=True)
 
 
