@@ -70,9 +70,36 @@ def refspecs(ws: Workspace, user: str | None) -> list[str]:
     return specs
 
 
+# What `git rev-parse --local-env-vars` prints: the variables that tie a git process to one
+# repository (a hook inherits GIT_DIR, GIT_INDEX_FILE…). Only these are dropped: the user's
+# GIT_SSH_COMMAND, GIT_ASKPASS, GIT_CONFIG_GLOBAL, GIT_COMMITTER_* … must reach git (§9: users'
+# credentials, ssh config and proxies must just work).
+LOCAL_ENV_VARS = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_GRAFT_FILE",
+        "GIT_INDEX_FILE",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_PREFIX",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_SHALLOW_FILE",
+        "GIT_COMMON_DIR",
+    }
+)
+
+
 def clean_env(**extra: str) -> dict[str, str]:
-    """The environment for a git child of a hook: no inherited GIT_* (GIT_DIR, GIT_INDEX_FILE…)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    """The environment for a git child (of a hook, or of sync): none of the inherited variables
+    that point git at a repository (GIT_DIR, GIT_INDEX_FILE…); the rest as the user set it."""
+    env = {k: v for k, v in os.environ.items() if k not in LOCAL_ENV_VARS}
     env.update(extra)
     return env
 
