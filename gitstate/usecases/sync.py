@@ -141,6 +141,18 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "(no output)"
 
 
+def fetched_copy(name: str, ref: str) -> str:
+    """Where `fetch` puts the remote's `ref` (one of the refs that push sends)."""
+    for prefix, copies in (
+        ("refs/agy/", f"refs/agy-remotes/{name}/"),
+        ("refs/notes/agy/", f"refs/notes/agy-remotes/{name}/"),
+        ("refs/tags/", f"refs/agy-remotes/{name}/tags/"),
+    ):
+        if ref.startswith(prefix):
+            return copies + ref[len(prefix) :]
+    raise ValueError(f"{ref} is not a ref sync sends")
+
+
 def fetch(ws: Workspace, remote: str, name: str) -> None:
     proc = _git(ws, "fetch", "--quiet", "--no-tags", "--prune", remote, *fetch_specs(name))
     if proc.returncode != 0:
@@ -391,16 +403,25 @@ class Pushed(NamedTuple):
     retry: list[str]  # rejected because the remote moved: fetch and merge again
     refused: list[tuple[str, str]]  # the remote will not take these (hooks, policy)
     clashes: list[str]  # a tag of the same name with other content
+    # The remote could not update the ref: most likely another push moved it after ours began
+    # (git checks the old value under the ref's lock), so fetch and merge again; if the next
+    # fetch shows it did not move, it was no race and is refused.
+    lost: list[tuple[str, str]]
+
+
+# receive-pack's reasons when the ref moved under it (`cannot lock ref …: is at X but expected
+# Y`, `reference already exists`): older and newer git word them differently.
+_LOST_RACE = ("failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value")
 
 
 def push(ws: Workspace, remote: str, user: str) -> Pushed:
     specs = carry.refspecs(ws, user)
     if not specs:
-        return Pushed([], [], [], [])
+        return Pushed([], [], [], [], [])
     proc = _git(
         ws, "push", "--porcelain", "--no-verify", remote, *specs, env={"AGY_STATE_IN_HOOK": "1"}
     )
-    result = Pushed([], [], [], [])
+    result = Pushed([], [], [], [], [])
     for line in proc.stdout.splitlines():
         match = _PORCELAIN_RE.match(line)
         if match is None:
@@ -416,9 +437,13 @@ def push(ws: Workspace, remote: str, user: str) -> Pushed:
             "fetch first" in summary or "non-fast-forward" in summary
         ):
             result.retry.append(dst)
+        elif "[remote rejected]" in summary and any(r in summary for r in _LOST_RACE):
+            result.lost.append((dst, summary))
         else:
             result.refused.append((dst, summary))
-    if proc.returncode != 0 and not (result.retry or result.refused or result.clashes):
+    if proc.returncode != 0 and not (
+        result.retry or result.refused or result.clashes or result.lost
+    ):
         raise Failure(f"git push {remote} failed: {_last_line(proc.stderr)}")
     return result
 
@@ -475,9 +500,18 @@ def sync(
         clashes: list[str] = []
         notes = "up-to-date"
         pushed: list[str] = []
+        # Refs the remote could not update last round: (their fetched copy then, the reason).
+        lost: dict[str, tuple[str | None, str]] = {}
         while True:
             rounds += 1
             fetch(ws, remote, name)
+            for ref, (seen, why) in lost.items():
+                if ws.store.tip(fetched_copy(name, ref)) == seen:
+                    raise Failure(
+                        f"{remote} refused {ref}: {why}",
+                        hint=f"{remote} could not update it, and nobody else had moved it; "
+                        "the remote's server log says why",
+                    )
             chains = [
                 merge_chain(chain_ws, local_ref, remote_ref, remote)
                 for chain_ws, local_ref, remote_ref in own_chains(ws, user, name)
@@ -503,11 +537,13 @@ def sync(
                     hint="the remote may not accept refs outside refs/heads and refs/tags; "
                     "ask for refs/agy/* and refs/notes/agy/* to be allowed",
                 )
-            if not outcome.retry:
+            lost = {ref: (ws.store.tip(fetched_copy(name, ref)), why) for ref, why in outcome.lost}
+            if not (outcome.retry or lost):
                 break
             if rounds >= MAX_ROUNDS:
+                moving = ", ".join([*outcome.retry, *sorted(lost)])
                 raise WorkAtRisk(
-                    f"{remote} kept moving: {', '.join(outcome.retry)} still rejected after "
+                    f"{remote} kept moving: {moving} still rejected after "
                     f"{rounds} rounds of fetch, merge and push",
                     hint="try again in a moment",
                 )
