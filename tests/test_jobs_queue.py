@@ -38,12 +38,15 @@ def test_six_jobs_under_a_limit_of_two(jobs_repo: Repo, agents: Agents, cli: Any
     assert [r["state"] for r in rows] == ["done"] * 6
     assert _overlap(agents) == 2
     claimed = sorted(ids, key=lambda job_id: meta(jobs_repo, job_id)["started_at"])
-    # the first two race for their slots; after them slots go strictly in FIFO order
-    assert set(claimed[:2]) == set(ids[:2]) and claimed[2:] == ids[2:]
+    # FIFO: a job may claim a slot only when the jobs queued before it get one too, so it
+    # can overtake at most the others freed at the same moment (fewer than the limit)
+    for place, job_id in enumerate(claimed):
+        overtaken = [j for j in ids[: ids.index(job_id)] if j not in claimed[:place]]
+        assert len(overtaken) < 2, (job_id, overtaken)
     for job_id in ids[2:]:
         events = jobfiles.files(_layout(jobs_repo), job_id).events.read_text().splitlines()
         queued = [json.loads(e) for e in events if '"queued"' in e]
-        assert queued and queued[0]["running"] == 2
+        assert queued and queued[0]["running"] + queued[0]["queued_ahead"] >= 2
 
 
 def test_a_killed_supervisor_frees_its_slot(jobs_repo: Repo, agents: Agents, cli: Any) -> None:
