@@ -1,0 +1,96 @@
+"""Text for the full-text index: chunks of a file, CJK segmentation, FTS5 queries. Pure.
+
+SQLite's unicode61 tokenizer takes a run of CJK characters as one token, so a Chinese word inside
+a sentence is never found; the trigram tokenizer misses two-character words. So CJK characters
+(and kana, hangul) are segmented one per token, at index time and at query time alike, and every
+query word becomes an FTS5 phrase: the word 連線 is the phrase "連 線", which matches those two
+characters next to each other anywhere. The separator is an invisible control character that
+unicode61 splits on, so a snippet becomes the original text again by deleting it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+CHUNK_SIZE = 1600  # characters (about 400 tokens)
+CHUNK_OVERLAP = 320
+SEPARATOR = "\x1f"  # a separator for unicode61 (category Cc); never part of memory text
+HIGHLIGHT = ("«", "»")
+
+_CJK = (
+    "\u2e80-\u2fdf"  # radicals
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3100-\u312f\u3190-\u31bf\u31f0-\u31ff"  # bopomofo, kanbun, katakana extensions
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # ideographs
+    "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"  # hangul
+    "\U00020000-\U0003134f"
+)
+_CJK_RE = re.compile(f"([{_CJK}])")
+_WORD_RE = re.compile(r"[^\W_]", re.UNICODE)
+
+
+# Full-width letters and digits read as ASCII ones (ＡＰＩ is API); full-width punctuation stays,
+# so snippets keep the text's own ，。：— the tokenizer splits on it either way.
+_WIDE = {
+    code: code - 0xFEE0
+    for code in (*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B))
+}
+_WIDE[ord(SEPARATOR)] = ord(" ")
+
+
+def normalize(text: str) -> str:
+    """Full-width letters and digits as ASCII, composed (NFC) accents, no separator inside."""
+    return unicodedata.normalize("NFC", text).translate(_WIDE)
+
+
+def segment(text: str) -> str:
+    """The text as indexed: each CJK character a token of its own."""
+    return _CJK_RE.sub(SEPARATOR + r"\1" + SEPARATOR, normalize(text))
+
+
+def unsegment(text: str) -> str:
+    return text.replace(SEPARATOR, "")
+
+
+def fts_query(query: str) -> str:
+    """An FTS5 MATCH expression: every word a phrase (segmented as the index is), all required;
+    a word ending in `*` matches as a prefix. Empty when the query has no letter or digit."""
+    phrases = []
+    for word in query.split():
+        prefix = word.endswith("*")
+        word = word.rstrip("*")
+        if not _WORD_RE.search(normalize(word)):
+            continue
+        phrase = '"' + segment(word).replace('"', '""') + '"'
+        phrases.append(phrase + (" *" if prefix else ""))
+    return " ".join(phrases)
+
+
+def chunks(text: str, size: int = CHUNK_SIZE, overlap: int = CHUNK_OVERLAP) -> list[str]:
+    """A file cut into pieces of about `size` characters, each overlapping the one before by
+    about `overlap`; cuts land on a blank line, else a line end, where one is near."""
+    text = text.strip()
+    if len(text) <= size:
+        return [text] if text else []
+    found: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + size, len(text))
+        if end < len(text):
+            low = start + size // 2
+            cut = text.rfind("\n\n", low, end)
+            if cut < 0:
+                cut = text.rfind("\n", low, end)
+            if cut > 0:
+                end = cut
+        piece = text[start:end].strip()
+        if piece:
+            found.append(piece)
+        if end >= len(text):
+            break
+        # The next piece starts `overlap` back, at the start of a line when there is one.
+        back = max(end - overlap, start + 1)
+        newline = text.find("\n", back, end)
+        start = newline + 1 if newline >= 0 else back
+    return found
