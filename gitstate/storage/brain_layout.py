@@ -1,0 +1,96 @@
+"""Where the brain lives: the bare repository, its ref, and our files inside its git dir.
+
+Standard library only (no pygit2, no `typing` at run time): the agent hook finds the brain and
+its plain-text cache through this module on every session start.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+MEMORY_REF = "refs/agy/memory"
+REMOTE_KEY = "agy.memoryRemote"
+INJECT_KEY = "agy.memoryInject"
+BUDGET_KEY = "agy.memoryBudget"
+DEFAULT_BUDGET = 14000  # bytes, about 3,500 tokens
+INJECT_MODES = ("core", "off")
+
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitstate.storage.layout import Layout
+
+
+def brain_path() -> Path:
+    """`AGY_BRAIN`, else `${XDG_DATA_HOME:-~/.local/share}/agy-state/brain.git`."""
+    given = os.environ.get("AGY_BRAIN")
+    if given:
+        return Path(given).expanduser().absolute()
+    data = os.environ.get("XDG_DATA_HOME")
+    base = Path(data) if data else Path(os.environ.get("HOME", "~")).expanduser() / ".local/share"
+    return (base / "agy-state" / "brain.git").absolute()
+
+
+class BrainLayout:
+    """The files of one brain; `path` is the bare repository (its git dir)."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else brain_path()
+
+    @property
+    def agy_dir(self) -> Path:
+        return self.path / "agy"
+
+    @property
+    def cache_dir(self) -> Path:
+        """A plain-text mirror of the ref's tip, for readers that must not load pygit2."""
+        return self.agy_dir / "cache"
+
+    @property
+    def index_path(self) -> Path:
+        """The SQLite FTS5 index: derived from the ref, rebuilt from it at any time."""
+        return self.agy_dir / "index.sqlite"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.agy_dir / "lock"
+
+    @property
+    def sync_lock_path(self) -> Path:
+        return self.agy_dir / "sync.lock"
+
+    @property
+    def injected_path(self) -> Path:
+        """Conversation ids (agy) that already got the memory core."""
+        return self.agy_dir / "injected"
+
+    def exists(self) -> bool:
+        """A git dir is there (HEAD and objects): `memory init` or a write made it."""
+        return (self.path / "HEAD").is_file() and (self.path / "objects").is_dir()
+
+
+def inject_settings(layout: Layout | None) -> tuple[str, int]:
+    """(`agy.memoryInject`: core or off, `agy.memoryBudget` in bytes) from the git config the
+    work tree sees (its own, then the user's); an unknown mode reads as core."""
+    from gitstate.storage import gitconfig
+
+    mode = (gitconfig.get(layout, INJECT_KEY) or "core").strip().lower()
+    if mode in ("false", "no", "0", "none"):
+        mode = "off"
+    budget = gitconfig.get_int(layout, BUDGET_KEY, DEFAULT_BUDGET)
+    return ("off" if mode == "off" else "core"), max(budget, 0)
+
+
+def work_tree_name(layout: Layout | None, fallback: str | Path | None = None) -> str:
+    """The project's name: the main work tree's folder (a linked worktree, e.g. a job's, belongs
+    to the same project), else the folder of `fallback` (or the current directory)."""
+    if layout is not None:
+        common = layout.commondir
+        if common.name == ".git" and layout.worktree is not None:
+            return common.parent.name
+        if layout.workdir is not None:
+            return layout.workdir.name
+    return Path(fallback if fallback is not None else os.getcwd()).absolute().name

@@ -1,0 +1,84 @@
+"""The plain-text cache of the brain: its tip's memory files as ordinary files.
+
+Written after every update of refs/agy/memory by this tool, read by the agent hook, which must
+not load pygit2. Files are replaced atomically (a reader sees the old or the new text, never a
+half); `.manifest` records the blob each file was written from, so an update writes only what
+changed; `.tip` (written last) names the commit the cache mirrors. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gitstate.document.memory_files import is_memory_path
+
+TIP_FILE = ".tip"
+MANIFEST_FILE = ".manifest"
+READ_LIMIT = 1024 * 1024
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def read_text(cache_dir: Path, path: str) -> str | None:
+    if not is_memory_path(path):
+        return None
+    try:
+        with open(cache_dir / path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(READ_LIMIT)
+    except OSError:
+        return None
+
+
+def tip(cache_dir: Path) -> str | None:
+    try:
+        return (cache_dir / TIP_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _manifest(cache_dir: Path) -> dict[str, str]:
+    try:
+        text = (cache_dir / MANIFEST_FILE).read_text()
+    except OSError:
+        return {}
+    found = {}
+    for line in text.splitlines():
+        blob, _, path = line.partition(" ")
+        if path:
+            found[path] = blob
+    return found
+
+
+def _replace(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def update(
+    cache_dir: Path, commit: str, listing: dict[str, str], load: Callable[[str], bytes]
+) -> int:
+    """Mirror `listing` (path -> blob id, the tip's tree) into the cache; `load(blob)` reads a
+    blob. Returns the number of files written or removed."""
+    old = _manifest(cache_dir)
+    changed = 0
+    for path, blob in sorted(listing.items()):
+        if not is_memory_path(path):
+            continue
+        target = cache_dir / path
+        if old.get(path) == blob and target.is_file():
+            continue
+        _replace(target, load(blob))
+        changed += 1
+    for path in old:
+        if path not in listing and is_memory_path(path):
+            (cache_dir / path).unlink(missing_ok=True)
+            changed += 1
+    manifest = "".join(f"{blob} {path}\n" for path, blob in sorted(listing.items()))
+    _replace(cache_dir / MANIFEST_FILE, manifest.encode())
+    _replace(cache_dir / TIP_FILE, (commit + "\n").encode())
+    return changed
