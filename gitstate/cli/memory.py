@@ -1,0 +1,337 @@
+"""`git agy-state memory …`: long-term memory in a git brain repository (DESIGN.md §8).
+
+A thin edge: each subcommand parses its options, calls one use case, prints. Use cases are
+imported inside the commands so that `memory search` pays only for what it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from gitstate.cli.output import emit_json, json_option, note, say, short
+from gitstate.errors import Failure, NotFound
+
+LAYER_HELP = "knowledge (MEMORY.md), identity (USER.md) or project (projects/NAME.md)."
+
+
+def _created(brain: str, created: bool) -> None:
+    if created:
+        note(f"note: created the brain at {brain}")
+
+
+def _warnings(warnings: tuple[str, ...] | list[str]) -> None:
+    for text in warnings:
+        note(f"warning: {text}")
+
+
+def _text(words: tuple[str, ...]) -> str:
+    """TEXT as words, or `-`: read it from stdin."""
+    if words == ("-",):
+        return sys.stdin.read()
+    return " ".join(words)
+
+
+@click.group()
+def memory() -> None:
+    """Long-term memory kept in a git brain repository (AGY_BRAIN).
+
+    MEMORY.md (knowledge), USER.md (identity), sessions/DATE.md (experience, append-only) and
+    projects/NAME.md live on refs/agy/memory; search uses a derived SQLite FTS5 index.
+    """
+
+
+@memory.command("init")
+@json_option
+def init_cmd(as_json: bool) -> None:
+    """Create the brain (idempotent: the same root commit on every machine)."""
+    from gitstate.usecases.brain import open_brain
+
+    brain, created = open_brain(create=True)
+    tip = brain.tip()
+    if as_json:
+        emit_json({"brain": str(brain.layout.path), "tip": tip, "created": created})
+        return
+    verb = "created the brain" if created else "the brain is ready"
+    say(f"{verb} at {brain.layout.path} (refs/agy/memory at {short(tip)})")
+
+
+@memory.command("add")
+@click.option("--layer", required=True, metavar="LAYER", help=LAYER_HELP)
+@click.option(
+    "--project", metavar="NAME", help="With --layer project (default: the work tree's folder name)."
+)
+@click.option(
+    "--section", metavar="HEADING", help="The `## ` heading to add under (created if missing)."
+)
+@click.option("--allow-secret", is_flag=True, help="Write even if a line looks like a credential.")
+@json_option
+@click.argument("text", nargs=-1, required=True)
+def add_cmd(
+    layer: str,
+    project: str | None,
+    section: str | None,
+    allow_secret: bool,
+    as_json: bool,
+    text: tuple[str, ...],
+) -> None:
+    """Add TEXT (or `-` for stdin) to the file its layer routes to."""
+    from gitstate.usecases import memory_write
+
+    done = memory_write.add(layer, _text(text), project, section, allow_secret)
+    if as_json:
+        emit_json(done.as_json())
+    elif done.added:
+        say(f"added to {done.path} § {done.section} ({short(done.written.commit)})")
+    else:
+        say(f"already in {done.path} § {done.section}: nothing changed")
+    if not as_json:
+        _created(done.written.brain, done.written.created)
+        _warnings(done.written.warnings)
+
+
+@memory.command("session")
+@click.option("--summary", required=True, help="What the session achieved (1-3 sentences).")
+@click.option("--project", metavar="NAME", help="Default: the work tree's folder name.")
+@click.option(
+    "--decision", "decisions", multiple=True, metavar="D", help="A key decision (repeatable)."
+)
+@click.option("--learned", multiple=True, metavar="L", help="A learning (repeatable).")
+@click.option("--next", "next_steps", multiple=True, metavar="N", help="A next step (repeatable).")
+@click.option("--workspace", metavar="PATH", help="Default: the work tree (or current folder).")
+@click.option("--allow-secret", is_flag=True, help="Write even if a line looks like a credential.")
+@json_option
+def session_cmd(
+    summary: str,
+    project: str | None,
+    decisions: tuple[str, ...],
+    learned: tuple[str, ...],
+    next_steps: tuple[str, ...],
+    workspace: str | None,
+    allow_secret: bool,
+    as_json: bool,
+) -> None:
+    """Append a `## Session HH:MM:SS` block to today's log and link it from the project."""
+    from gitstate.usecases import memory_write
+
+    done = memory_write.session(
+        summary, project, decisions, learned, next_steps, workspace, allow_secret=allow_secret
+    )
+    if as_json:
+        emit_json(done.as_json())
+        return
+    say(f"appended {done.path}#{done.anchor} ({short(done.written.commit)})")
+    say(f"linked from projects/{done.project}.md as {done.link}")
+    _created(done.written.brain, done.written.created)
+
+
+@memory.command("show")
+@click.argument("file", required=False)
+@click.option("--layer", metavar="LAYER", help="knowledge, identity, project or experience.")
+@click.option("--project", metavar="NAME", help="The project (default: the work tree's).")
+@json_option
+def show_cmd(file: str | None, layer: str | None, project: str | None, as_json: bool) -> None:
+    """Print FILE, a layer, or the memory core uncut (USER.md, the project, MEMORY.md,
+    today's and yesterday's sessions)."""
+    from gitstate.usecases import memory_read
+
+    shown = memory_read.show(layer, file, project)
+    if as_json:
+        emit_json(shown.as_json())
+        return
+    if len(shown.files) == 1 and (file or layer not in (None, "experience")):
+        click.echo(shown.files[0][1], nl=False)
+        return
+    for index, (path, text) in enumerate(shown.files):
+        say(("\n" if index else "") + f"==> {path} <==")
+        click.echo(text, nl=False)
+
+
+@memory.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--limit", default=10, show_default=True, help="At most this many results.")
+@json_option
+def search_cmd(query: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """Full-text search (every word must match; Chinese words are found inside sentences)."""
+    from gitstate.usecases import memory_search
+
+    hits = memory_search.search(" ".join(query), limit)
+    if as_json:
+        emit_json([hit.as_json() for hit in hits])
+        return
+    if not hits:
+        say(f"no match for {' '.join(query)!r}")
+        return
+    for hit in hits:
+        say(f"{hit.path}  (score {hit.score:.3f})")
+        say("    " + " ".join(hit.snippet.split()))
+
+
+@memory.command("index")
+@click.option("--rebuild", is_flag=True, help="Start from an empty index.")
+@json_option
+def index_cmd(rebuild: bool, as_json: bool) -> None:
+    """Bring the search index to the tip of refs/agy/memory (it is derived, never merged)."""
+    from gitstate.usecases import memory_search
+
+    done = memory_search.reindex(rebuild)
+    if as_json:
+        emit_json(done.as_json())
+        return
+    verb = "rebuilt" if done.rebuilt else "indexed"
+    say(
+        f"{verb} {short(done.tip)}: {done.files} files, {done.chunks} chunks "
+        f"({done.indexed} read, {done.removed} dropped)"
+    )
+
+
+@memory.command("edit")
+@click.argument("file")
+@click.option("--allow-secret", is_flag=True, help="Write even if a line looks like a credential.")
+@json_option
+def edit_cmd(file: str, allow_secret: bool, as_json: bool) -> None:
+    """Replace FILE with new text from stdin, or edit it in $EDITOR; checked, scanned, committed."""
+    from gitstate.usecases import memory_read, memory_write
+
+    path = memory_write.check_path(file)
+    if sys.stdin.isatty():
+        try:
+            current = memory_read.show(path=path).files[0][1]
+        except NotFound:  # a new file (or a new brain): start empty
+            current = ""
+        data = _through_editor(path, current)
+    else:
+        data = sys.stdin.buffer.read()
+    written = memory_write.edit(path, data, allow_secret)
+    if as_json:
+        emit_json(written.as_json())
+        return
+    if written.commit is None:
+        say(f"{path} unchanged")
+    else:
+        say(f"wrote {path} ({short(written.commit)})")
+    _created(written.brain, written.created)
+    _warnings(written.warnings)
+
+
+def _through_editor(path: str, text: str) -> bytes:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory(prefix="agy-memory-") as folder:
+        target = Path(folder) / path.replace("/", "-")
+        target.write_text(text, encoding="utf-8")
+        proc = subprocess.run(["sh", "-c", f'{editor} "$1"', "sh", str(target)], check=False)
+        if proc.returncode != 0:
+            raise Failure(f"the editor ({editor}) exited with {proc.returncode}; nothing changed")
+        return target.read_bytes()
+
+
+@memory.command("forget")
+@click.option(
+    "--layer", required=True, metavar="LAYER", help="knowledge, identity, project or experience."
+)
+@click.option("--project", metavar="NAME", help="With --layer project (default: the work tree's).")
+@click.option("--dry-run", is_flag=True, help="Only list what would go.")
+@json_option
+@click.argument("match", nargs=-1, required=True)
+def forget_cmd(
+    layer: str, project: str | None, dry_run: bool, as_json: bool, match: tuple[str, ...]
+) -> None:
+    """Remove the entries containing MATCH (experience: whole session blocks)."""
+    from gitstate.usecases import memory_write
+
+    done = memory_write.forget(layer, " ".join(match), project, dry_run)
+    if as_json:
+        emit_json(done.as_json())
+        return
+    verb = "would remove" if dry_run else "removed"
+    for path, text in done.removed:
+        first, *rest = text.split("\n")
+        more = f" (+{len(rest)} lines)" if rest else ""
+        say(f"{verb} from {path}: {first}{more}")
+    if done.written is not None and done.written.commit:
+        say(f"committed {short(done.written.commit)}")
+
+
+@memory.command("compact")
+@click.option(
+    "--apply", "apply_ids", multiple=True, metavar="ID", help="Apply this candidate (repeatable)."
+)
+@click.option("--all", "apply_all", is_flag=True, help="Apply every candidate.")
+@json_option
+def compact_cmd(apply_ids: tuple[str, ...], apply_all: bool, as_json: bool) -> None:
+    """List what can leave MEMORY.md (and projects to archive); apply the ones you confirm."""
+    from gitstate.usecases import memory_compact
+
+    done = memory_compact.compact(apply_ids, apply_all)
+    if as_json:
+        emit_json(done.as_json())
+        return
+    if done.written is not None:
+        say(f"applied {len(done.applied)} candidate(s) ({short(done.written.commit)})")
+        say(f"MEMORY.md: {done.written.memory_lines} lines")
+        return
+    if not done.candidates:
+        say("nothing to compact")
+        return
+    for c in done.candidates:
+        where = f"{c.path} → {c.target}" if c.target else c.path
+        first = c.text.split("\n", 1)[0]
+        say(f"[{c.id}] {c.kind:<7} {where}: {first}  ({c.reason})")
+    say("apply with: git agy-state memory compact --apply ID … (or --all)")
+
+
+@memory.command("sync")
+@click.argument("remote", required=False)
+@json_option
+def sync_cmd(remote: str | None, as_json: bool) -> None:
+    """Fetch the brain from REMOTE (remembered), merge, push fast-forward only."""
+    from gitstate.usecases import memory_sync
+
+    done = memory_sync.sync(remote)
+    if as_json:
+        emit_json(done.as_json())
+        return
+    actions = {"up-to-date": "up to date", "ahead": "ahead of the remote"}
+    say(f"refs/agy/memory: {actions.get(done.action, done.action)} ({short(done.commit)})")
+    for merged in done.merged:
+        both = f" (both sides changed: {', '.join(merged.both)})" if merged.both else ""
+        say(f"  {merged.path}: {merged.how}{both}")
+    say(f"pushed to {done.remote}" if done.pushed else f"{done.remote} already has it")
+    if done.warning:
+        note(f"warning: {done.warning}")
+
+
+@memory.command("status")
+@json_option
+def status_cmd(as_json: bool) -> None:
+    """The brain: where, its tip, MEMORY.md against its cap, the remote, index and cache."""
+    from gitstate.usecases import memory_read
+
+    found = memory_read.status()
+    if as_json:
+        emit_json(found)
+        return
+    if not found["exists"]:
+        say(f"no brain at {found['brain']} (git agy-state memory init)")
+        return
+    say(f"brain: {found['brain']} (refs/agy/memory at {short(str(found['tip']))})")
+    say(
+        f"MEMORY.md: {found['memory_lines']}/{found['limit']} lines; "
+        f"{found['sessions']} session logs, {found['projects']} projects"
+    )
+    say(f"remote: {found['remote'] or 'none (git agy-state memory sync URL)'}")
+    index = found["index"]
+    assert isinstance(index, dict)
+    state = "current" if index["current"] else "behind (caught up at the next search)"
+    say(f"index: {index['chunks']} chunks, {state}")
+    say(f"injection: {found['inject']}, {found['budget']} bytes")
+    if found["warning"]:
+        note(f"warning: {found['warning']}")
+
+
+__all__ = ["memory"]
