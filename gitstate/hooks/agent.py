@@ -226,10 +226,10 @@ def run(argv: list[str], stdin: TextIO | None = None) -> int:
     layout: Layout | None = None
     try:
         layout = discover(hook.project_dir())
+        if event == "inject":
+            return _inject(hook, layout)  # the memory core needs no work tree
         if layout is None or layout.view_path is None:
             return hook.nothing()
-        if event == "inject":
-            return _inject(hook, layout)
         if event == "stop-guard":
             return _stop_guard(hook, layout)
         return _pre_compact(hook, layout)
@@ -294,15 +294,33 @@ def extras_for(layout: Layout) -> list[str]:
     return extras
 
 
-def _inject(hook: Hook, layout: Layout) -> int:
+def _inject(hook: Hook, layout: Layout | None) -> int:
     if hook.agent == "agy" and (hook.number("invocationNum") or 1) > 1:
         return hook.nothing()  # agy: only the first model call of a turn gets the state
-    data = _read_view(layout)
-    if data is None:
-        return hook.nothing()  # no STATE.md: silence, as the peer
-    text = data.decode("utf-8", "replace")
-    budget = gitconfig.get_int(layout, "agy.injectBudget", DEFAULT_BUDGET)
-    return hook.inject(inject_text(text, extras_for(layout), budget))
+    parts = []
+    data = _read_view(layout) if layout is not None and layout.view_path is not None else None
+    if data is not None:
+        assert layout is not None
+        text = data.decode("utf-8", "replace")
+        budget = gitconfig.get_int(layout, "agy.injectBudget", DEFAULT_BUDGET)
+        parts.append(inject_text(text, extras_for(layout), budget))
+    core = _memory_core(hook, layout)
+    if core:
+        parts.append(core)  # after the state, within its own budget (agy.memoryBudget)
+    if not parts:
+        return hook.nothing()  # no STATE.md and no memory: silence, as the peer
+    return hook.inject("\n".join(parts))
+
+
+def _memory_core(hook: Hook, layout: Layout | None) -> str | None:
+    """The brain's memory core (hooks/memory.py); a failure there never costs the state."""
+    try:
+        from gitstate.hooks.memory import core_for
+
+        return core_for(hook.agent, hook.payload, layout, hook.project_dir())
+    except Exception as exc:
+        _log_failure(layout, "inject (memory)", hook.agent, exc)
+        return None
 
 
 def pending_jobs(layout: Layout) -> list[str]:

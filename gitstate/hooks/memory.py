@@ -1,0 +1,73 @@
+"""The memory core for the agent hook's session-start injection (DESIGN.md §8).
+
+Read from the brain's plain-text cache (storage/memory_cache.py), never through pygit2; standard
+library only and no `typing` at run time, like hooks/agent.py. Given only at startup and resume:
+not after a compaction (Claude Code / Gemini CLI `source: compact`), and for agy, whose first
+invocation of every turn looks alike, once per conversation.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from gitstate.document.memory_core import core_text
+from gitstate.document.sessions import days
+from gitstate.storage import memory_cache
+from gitstate.storage.brain_layout import BrainLayout, inject_settings, work_tree_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gitstate.storage.layout import Layout
+
+REMEMBERED = 500  # agy conversation ids kept in the brain's `injected` file
+
+
+def core_for(
+    agent: str | None, payload: dict[str, Any], layout: Layout | None, project_dir: str
+) -> str | None:
+    """The memory core to inject, or None (no brain, injection off, compaction, already given)."""
+    if payload.get("source") == "compact":
+        return None  # the compacted conversation still carries what was injected at its start
+    brain = BrainLayout()
+    if not brain.exists():
+        return None
+    mode, budget = inject_settings(layout)
+    if mode == "off" or budget <= 0:
+        return None
+    cache = brain.cache_dir
+    if memory_cache.tip(cache) is None:
+        return None  # no memory command has run with this brain yet
+    if agent == "agy" and not _first_time(brain, payload.get("conversationId")):
+        return None
+    project = work_tree_name(layout, project_dir)
+    today, yesterday = days(time.time())
+    return core_text(
+        lambda path: memory_cache.read_text(cache, path), project, today, yesterday, budget
+    )
+
+
+def _first_time(brain: BrainLayout, conversation: object) -> bool:
+    """Whether this agy conversation has not had the memory core yet (and remember it)."""
+    if not isinstance(conversation, str | int) or conversation == "":
+        return True
+    key = str(conversation).replace("\n", " ")
+    path = brain.injected_path
+    try:
+        with open(path, encoding="utf-8") as handle:
+            seen = handle.read().splitlines()
+    except OSError:
+        seen = []
+    if key in seen:
+        return False
+    seen = [*seen[-(REMEMBERED - 1) :], key]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".injected.{os.getpid()}.tmp")
+        tmp.write_text("\n".join(seen) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # cannot remember: inject anyway rather than never
+    return True
