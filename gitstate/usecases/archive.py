@@ -73,7 +73,26 @@ def archive_locked(ws: Workspace, task_tip: str, doc: Document) -> str:
     # The view leaves the work tree only if it still holds what was archived.
     if ws.view_bytes() == render(doc).encode():
         view.remove(ws.layout)
+    _remember(ws, doc, ref)
     return ref
+
+
+def _remember(ws: Workspace, doc: Document, ref: str) -> None:
+    """Tell the brain (when there is one) with a session block; never fails the archive."""
+    try:
+        from gitstate.usecases.memory_write import record_archived_task
+
+        record_archived_task(
+            ws.layout, goal_of(doc), doc.section("done"), doc.section("key_data"), ref
+        )
+    except Exception as exc:  # the archive is done; a brain that cannot take it is logged
+        try:
+            ws.layout.agy_dir.mkdir(parents=True, exist_ok=True)
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            with open(ws.layout.agy_dir / "memory.log", "a", encoding="utf-8") as log:
+                log.write(f"{stamp} archive {ref}: not recorded in the brain: {exc!r}\n")
+        except OSError:
+            pass
 
 
 class Closed(NamedTuple):
