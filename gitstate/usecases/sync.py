@@ -20,7 +20,6 @@ from typing import NamedTuple
 import pygit2
 
 from gitstate.document.language import KEYS
-from gitstate.document.merge import merge_documents
 from gitstate.document.model import Document, render, template
 from gitstate.errors import Failure, NotFound, UsageError, WorkAtRisk
 from gitstate.storage import lock as lock_mod
@@ -28,7 +27,6 @@ from gitstate.storage import view
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
 from gitstate.usecases import carry
-from gitstate.usecases.state import now_stamp
 from gitstate.usecases.workspace import Workspace
 
 MAX_ROUNDS = 5
@@ -176,6 +174,10 @@ def _merge_commit(
     ws: Workspace, local: str, remote: str, source: str
 ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """A merge commit of two diverged chains; (commit, conflicts, over_limit)."""
+    # Here, not at the top: only a sync that merges pays for them (~10 ms of start-up).
+    from gitstate.document.merge import merge_documents
+    from gitstate.usecases.state import now_stamp
+
     store = ws.store
     base_id = store.repo.merge_base(local, remote)
     base = str(base_id) if base_id else None
@@ -234,6 +236,8 @@ def _archive_meets_edits(
 ) -> tuple[Document | None, list[tuple[str, str]], str]:
     """One side closed the task, the other side has a document: if that side went on editing
     since the base, the task reopens from it with a note; else it stays closed (DESIGN.md §6)."""
+    from gitstate.usecases.state import now_stamp
+
     store = ws.store
     closed_side, open_doc = (local, theirs) if ours is None else (remote, ours)
     assert open_doc is not None
