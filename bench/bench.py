@@ -6,8 +6,9 @@ warm-up runs are discarded). A row reports the median and the minimum of each si
 subprocesses, the median CPU time from wait4) and the ratio of the medians, which the verdict
 uses; the ratios of the minimums and of the CPU times are printed beside it.
 
-    python bench/bench.py            # full run (about 1.5 minutes on 2 cores)
-    python bench/bench.py --quick    # smoke run (~20 s): fewer repetitions, smaller fixtures
+    python bench/bench.py              # full run (about 2.5 minutes on 2 cores)
+    python bench/bench.py --quick      # smoke run (~30 s): fewer repetitions, smaller fixtures
+    python bench/bench.py --only sync  # only these rows (repeatable): save hooks log size sync
 
 Standard library plus the project's own dependencies. Every fixture lives in one temporary
 directory removed at the end; every subprocess runs with a sealed git environment.
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,12 +37,15 @@ from gitstate.document.model import Document, render
 from gitstate.document.patch import Patch, SetSection
 from gitstate.document.validate import check_text
 from gitstate.storage.snapshots import FORMAT_VERSION, compose_message
-from gitstate.usecases import history
+from gitstate.usecases import carry, history
 from gitstate.usecases import patch as patch_uc
 from gitstate.usecases import state as state_uc
+from gitstate.usecases import sync as sync_uc
 from gitstate.usecases.workspace import Workspace
 
 CLI = [sys.executable, "-m", "gitstate"]
+SYNC_SNAPSHOTS = 1_000  # row 4's target is defined at this size, so --quick keeps it too
+SYNC_EMAIL = "bench@example.com"
 SHORT_CHAIN = 20
 LOG_LIMIT = 20
 WARMUP = 2
@@ -456,9 +461,10 @@ def rows_save(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
 # ---- row 2: log on a long chain -------------------------------------------------------------
 
 
-def build_chain(env: dict[str, str], path: Path, length: int) -> Path:
+def build_chain(env: dict[str, str], path: Path, length: int, pack: bool = True) -> Path:
     """`length` snapshots written with the tool's Store (blob, tree, commit with trailers), then
-    one compare-and-swap of the ref, then packed as `gc --auto` would have done long before."""
+    one compare-and-swap of the ref, then (`pack`) packed as `gc --auto` would have done long
+    before; else left loose, as fewer than `gc.auto` (6,700) new objects are."""
     repo = new_repo(env, path)
     ws = Workspace.open(repo)
     store = ws.store
@@ -473,7 +479,8 @@ def build_chain(env: dict[str, str], path: Path, length: int) -> Path:
     assert tip is not None
     if not store.compare_and_swap(ws.layout.state_ref, None, tip, "bench: build chain"):
         raise SystemExit("could not set the state ref of the fixture chain")
-    git(env, repo, "gc", "--quiet", "--prune=now")
+    if pack:
+        git(env, repo, "gc", "--quiet", "--prune=now")
     return repo
 
 
@@ -680,6 +687,90 @@ def rows_size(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     ]
 
 
+# ---- row 4: sync to a bare remote ---------------------------------------------------------------
+
+
+def rows_sync(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+    """`sync` of a chain of SYNC_SNAPSHOTS new snapshots to a fresh bare remote, vs a plain `git
+    push` of the same ref with the same refspec to another fresh bare remote."""
+    count = SYNC_SNAPSHOTS
+    progress(f"row 4: two repositories with {count:,} new (loose) snapshots each")
+    repos = []
+    for name in ("sync-subject", "sync-baseline"):
+        repo = build_chain(env, root / name, count, pack=False)
+        git(env, repo, "config", "user.email", SYNC_EMAIL)  # sync's <user> (DESIGN.md §9)
+        # 3,000 loose objects stay under gc.auto (6,700); this only rules out a background gc.
+        git(env, repo, "config", "gc.auto", "0")
+        git(env, repo, "remote", "add", "origin", str(root / "none.git"))
+        repos.append(repo)
+    subject_repo, baseline_repo = repos
+    tip = git(env, subject_repo, "rev-parse", "refs/agy/state").strip()
+    if git(env, baseline_repo, "rev-list", "--count", "refs/agy/state").strip() != str(count):
+        raise SystemExit("a broken sync fixture: the chain has the wrong length")
+    user = carry.user_slug(SYNC_EMAIL)
+    on_remote = f"refs/agy/users/{user}/state"
+    numbers = iter(range(1_000_000))
+
+    def with_fresh_remote(repo: Path, argv: list[str]) -> Callable[[], Sample]:
+        """Point `origin` at a new bare remote (not timed), run argv (timed), check the remote
+        got the chain and remove it (not timed)."""
+
+        def run() -> Sample:
+            remote = root / "sync-remotes" / f"r{next(numbers)}.git"
+            git(env, root, "init", "-q", "--bare", str(remote))
+            git(env, repo, "remote", "set-url", "origin", str(remote))
+            sample = timed_run(argv, repo, env)
+            got = git(env, remote, "rev-parse", "--verify", "-q", on_remote).strip()
+            want = git(env, repo, "rev-parse", "refs/agy/state").strip()
+            if got != want:
+                raise SystemExit(f"{' '.join(argv)}: the remote has {got or 'nothing'}")
+            shutil.rmtree(remote)
+            return sample
+
+        return run
+
+    sync_argv = [*CLI, "sync"]
+    push_argv = ["git", "push", "-q", "origin", f"refs/agy/state:{on_remote}"]
+    progress(f"row 4: sync vs git push of {count:,} snapshots, {plan.reps} pairs")
+    synced, pushed = interleaved(
+        with_fresh_remote(baseline_repo, push_argv),
+        with_fresh_remote(subject_repo, sync_argv),
+        plan.reps,
+    )
+    if git(env, subject_repo, "rev-parse", "refs/agy/state").strip() != tip:
+        raise SystemExit("sync moved the local chain of the sync fixture")
+    rows = [
+        timed_row(
+            f"`sync` of {count:,} new snapshots to a fresh bare remote (subprocess)",
+            ("`python -m gitstate sync`", synced),
+            (f"`git push origin refs/agy/state:refs/agy/users/{user}/state`", pushed),
+            target=1.5,
+        )
+    ]
+
+    def sync_in_process() -> Sample:
+        remote = root / "sync-remotes" / f"r{next(numbers)}.git"
+        git(env, root, "init", "-q", "--bare", str(remote))
+        git(env, subject_repo, "remote", "set-url", "origin", str(remote))
+        sample = in_process(lambda: sync_uc.sync(Workspace.open(subject_repo)))
+        shutil.rmtree(remote)
+        return sample
+
+    progress(f"info: sync use case in-process vs git push, {plan.reps} pairs")
+    work, pushed2 = interleaved(
+        with_fresh_remote(baseline_repo, push_argv), sync_in_process, plan.reps
+    )
+    rows.append(
+        timed_row(
+            "`sync` work alone (in-process: open + sync use case, its git fetch and push)",
+            ("in-process sync", work),
+            ("the `git push` process", pushed2),
+            info=True,
+        )
+    )
+    return rows
+
+
 # ---- report -----------------------------------------------------------------------------------
 
 
@@ -707,14 +798,32 @@ def machine_line(plan: Plan, mode: str, elapsed: float) -> str:
     )
 
 
+ROWS: dict[str, Callable[[dict[str, str], Path, Plan], list[Row]]] = {
+    "save": rows_save,
+    "hooks": rows_hooks,
+    "log": rows_log,
+    "size": rows_size,
+    "sync": rows_sync,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--quick", action="store_true", help="smoke run: fewer repetitions, smaller fixtures"
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=ROWS,
+        help="run only these rows (repeatable): " + ", ".join(ROWS),
+    )
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
     mode = "--quick" if args.quick else "full"
+    chosen = args.only or list(ROWS)
+    if args.only:
+        mode += ", only " + ", ".join(chosen)
     report = check_text(document_text(0))
     if not report.valid:
         raise SystemExit(f"the benchmark's STATE.md is invalid: {report.errors}")
@@ -723,13 +832,10 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         env = sealed_env(root)
         seal_this_process(env, root)
-        save_rows = rows_save(env, root, plan)
-        hook_rows = rows_hooks(env, root, plan)
-        log_rows = rows_log(env, root, plan)
-        size_rows = rows_size(env, root, plan)
-    # The three measured rows first, then the informational ones.
-    rows = [save_rows[0], hook_rows[0], log_rows[0], size_rows[0]]
-    rows += save_rows[1:] + hook_rows[1:] + log_rows[1:] + size_rows[1:]
+        groups = [ROWS[name](env, root, plan) for name in ROWS if name in chosen]
+    # The measured rows first (each group's first), then the informational ones.
+    rows = [group[0] for group in groups]
+    rows += [row for group in groups for row in group[1:]]
     print(table(rows))
     print()
     print(machine_line(plan, mode, time.perf_counter() - began))
