@@ -68,7 +68,7 @@ def _with_index(brain: Brain, work: Callable[[Index, bool], T]) -> T:
 
 def catch_up(brain: Brain, index: Index) -> CaughtUp:
     tip = brain.tip()
-    return index.catch_up(tip, brain.listing(tip), brain.blob)
+    return index.catch_up(tip, lambda: brain.listing(tip), brain.blob)
 
 
 def search(query: str, limit: int = DEFAULT_LIMIT) -> list[Hit]:
