@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -452,3 +453,21 @@ def test_the_tool_runs_memory_as_a_subprocess(repo: Repo) -> None:
     assert proc.returncode == 0, proc.stderr
     proc = run_tool("memory", "search", "--json", "real process", cwd=repo.path)
     assert proc.returncode == 0 and '"path": "MEMORY.md"' in proc.stdout
+
+
+def test_concurrent_writers_lose_nothing(repo: Repo, cli: Any) -> None:
+    ok(cli("memory", "init"))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "gitstate", "memory", "add", "--layer", "knowledge", f"fact {n}"],
+            cwd=repo.path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for n in range(6)
+    ]
+    for proc in procs:
+        assert proc.wait() == 0, proc.stderr.read() if proc.stderr else ""
+    memory = brain_file("MEMORY.md")
+    assert all(f"- fact {n}\n" in memory for n in range(6))
+    assert len(brain_git("rev-list", "refs/agy/memory").split()) == 7
