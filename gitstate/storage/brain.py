@@ -64,9 +64,8 @@ class Brain:
         if brain.config("core.logAllRefUpdates") is None:
             # libgit2 keeps no reflog in a bare repository unless told to.
             brain.set_config("core.logAllRefUpdates", "true")
-        root = brain.root_commit()
         if brain.tip() is None and brain.store.compare_and_swap(
-            MEMORY_REF, None, root, "agy-state memory: init"
+            MEMORY_REF, None, brain.root_commit(), "agy-state memory: init"
         ):
             created = True
         if brain.repo.head_is_unborn and brain.tip() is not None:
