@@ -459,7 +459,16 @@ def test_concurrent_writers_lose_nothing(repo: Repo, cli: Any) -> None:
     ok(cli("memory", "init"))
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "gitstate", "memory", "add", "--layer", "knowledge", f"fact {n}"],
+            [
+                sys.executable,
+                "-m",
+                "gitstate",
+                "memory",
+                "add",
+                "--layer",
+                "knowledge",
+                f"fact {n}",
+            ],
             cwd=repo.path,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
