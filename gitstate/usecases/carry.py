@@ -7,12 +7,12 @@ credentials, ssh config and proxies just work. Used by the pre-push hook; sync b
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable
 
 from gitstate.errors import Failure
+from gitstate.storage import gitcli
 from gitstate.usecases.workspace import Workspace
 
 DECISIONS_REF = "refs/notes/agy/decisions"
@@ -38,24 +38,24 @@ def agy_user(ws: Workspace) -> str | None:
     --author=…`), and a shell may set it for one command; the name of a person's chain on the
     remote must not change with either.
     """
-    configured = ws.store.config_value("agy.user")
-    if configured:
-        return user_slug(configured)
-    email = ws.store.config_value("user.email")
+    values = gitcli.config(ws.layout, "agy.user", "user.email")
+    if values.get("agy.user"):
+        return user_slug(values["agy.user"])
+    email = values.get("user.email")
     return user_slug(email) if email else None
 
 
-def _own_refs(ws: Workspace) -> Iterator[str]:
-    refs = ws.store.repo.references
-    for name in refs:
-        if name.startswith(("refs/agy/", "refs/tags/checkpoint-")) or name == DECISIONS_REF:
-            yield name
+def travelling(ws: Workspace) -> list[str]:
+    """The local refs that may travel (asked of git: no pygit2 needed to decide a push)."""
+    return sorted(gitcli.refs(ws.layout, "refs/agy", "refs/tags/checkpoint-*", DECISIONS_REF))
 
 
-def refspecs(ws: Workspace, user: str | None) -> list[str]:
+def refspecs(names: Iterable[str], user: str | None) -> list[str]:
     """`src:dst` pairs for every ref that travels; no `+`: a push never forces."""
     specs = []
-    for name in sorted(_own_refs(ws)):
+    for name in sorted(names):
+        if not (name.startswith(("refs/agy/", "refs/tags/checkpoint-")) or name == DECISIONS_REF):
+            continue
         if name.startswith("refs/agy/users/"):
             continue  # a fetched copy of someone's chain is not ours to push
         if name == "refs/agy/state" or (
@@ -70,48 +70,14 @@ def refspecs(ws: Workspace, user: str | None) -> list[str]:
     return specs
 
 
-# What `git rev-parse --local-env-vars` prints: the variables that tie a git process to one
-# repository (a hook inherits GIT_DIR, GIT_INDEX_FILE…). Only these are dropped: the user's
-# GIT_SSH_COMMAND, GIT_ASKPASS, GIT_CONFIG_GLOBAL, GIT_COMMITTER_* … must reach git (§9: users'
-# credentials, ssh config and proxies must just work).
-LOCAL_ENV_VARS = frozenset(
-    {
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-        "GIT_CONFIG",
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CONFIG_COUNT",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_IMPLICIT_WORK_TREE",
-        "GIT_GRAFT_FILE",
-        "GIT_INDEX_FILE",
-        "GIT_NO_REPLACE_OBJECTS",
-        "GIT_REPLACE_REF_BASE",
-        "GIT_PREFIX",
-        "GIT_INTERNAL_SUPER_PREFIX",
-        "GIT_SHALLOW_FILE",
-        "GIT_COMMON_DIR",
-    }
-)
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The environment for a git child (of a hook, or of sync): none of the inherited variables
-    that point git at a repository (GIT_DIR, GIT_INDEX_FILE…); the rest as the user set it."""
-    env = {k: v for k, v in os.environ.items() if k not in LOCAL_ENV_VARS}
-    env.update(extra)
-    return env
-
-
 def push_along(ws: Workspace, remote: str, timeout: float) -> tuple[int, str]:
     """Push what travels to `remote`; returns (git's exit code, its output). Never prompts."""
     user = agy_user(ws)
-    specs = refspecs(ws, user)
+    specs = refspecs(travelling(ws), user)
     if not specs:
         return 0, "nothing to carry"
     cwd = ws.layout.workdir or ws.layout.commondir
-    env = clean_env(GIT_TERMINAL_PROMPT="0", AGY_STATE_IN_HOOK="1")
+    env = gitcli.clean_env(GIT_TERMINAL_PROMPT="0", AGY_STATE_IN_HOOK="1")
     env["GIT_DIR"] = str(ws.layout.gitdir)
     try:
         proc = subprocess.run(

@@ -10,9 +10,9 @@ import subprocess
 
 from gitstate.document.patch import Patch, SetSection
 from gitstate.document.validate import LINE_LIMIT
+from gitstate.storage.gitcli import clean_env
 from gitstate.storage.snapshots import Store
 from gitstate.usecases import patch as patch_uc
-from gitstate.usecases.carry import clean_env
 from gitstate.usecases.state import Written
 from gitstate.usecases.workspace import Workspace
 

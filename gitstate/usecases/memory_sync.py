@@ -23,9 +23,9 @@ from gitstate.errors import AgyError, Failure, UsageError, WorkAtRisk
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.brain import Brain
 from gitstate.storage.brain_layout import MEMORY_REF, REMOTE_KEY
+from gitstate.storage.gitcli import clean_env
 from gitstate.storage.snapshots import compose_message
 from gitstate.usecases.brain import memory_warning, open_brain
-from gitstate.usecases.carry import clean_env
 from gitstate.usecases.memory_search import reindex
 
 MAX_ROUNDS = 5

@@ -12,21 +12,16 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import NamedTuple
 
-import pygit2
-
-from gitstate.document.language import KEYS
-from gitstate.document.model import Document, render, template
 from gitstate.errors import Failure, NotFound, UsageError, WorkAtRisk
+from gitstate.storage import gitcli, view
 from gitstate.storage import lock as lock_mod
-from gitstate.storage import view
 from gitstate.storage.layout import Layout
-from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
 from gitstate.usecases import carry
+from gitstate.usecases.sync_results import ChainResult, Synced
 from gitstate.usecases.workspace import Workspace
 
 MAX_ROUNDS = 5
@@ -34,55 +29,11 @@ DECISIONS_REF = "refs/notes/agy/decisions"
 _PORCELAIN_RE = re.compile(r"^(.)\t([^:\t]*):([^\t]+)\t(.*)$")
 
 
-class ChainResult(NamedTuple):
-    ref: str
-    action: str  # up-to-date, ahead, fast-forward, adopted, merged
-    commit: str | None
-    conflicts: tuple[str, ...] = ()
-    over_limit: tuple[str, ...] = ()
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "ref": self.ref,
-            "action": self.action,
-            "commit": self.commit,
-            "conflicts": list(self.conflicts),
-            "over_limit": list(self.over_limit),
-        }
-
-
-class Synced(NamedTuple):
-    remote: str
-    user: str
-    chains: list[ChainResult]
-    notes: str
-    received: list[str]  # shared refs (archives, jobs, tags) created or moved here
-    clashes: list[str]  # shared refs that differ on both sides, left alone
-    pushed: list[str]
-    view: str  # refreshed, removed, kept (dirty), missing, unchanged
-    rounds: int
-    overwritten: Path | None = None
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "remote": self.remote,
-            "user": self.user,
-            "chains": [c.as_json() for c in self.chains],
-            "notes": self.notes,
-            "received": self.received,
-            "clashes": self.clashes,
-            "pushed": self.pushed,
-            "view": self.view,
-            "rounds": self.rounds,
-            "overwritten": str(self.overwritten) if self.overwritten else None,
-        }
-
-
 # ---- the remote ---------------------------------------------------------------------------
 
 
 def remotes(ws: Workspace) -> list[str]:
-    return [n for n in ws.store.repo.remotes.names() if n]
+    return gitcli.remotes(ws.layout)
 
 
 def choose_remote(ws: Workspace, given: str | None) -> tuple[str, str]:
@@ -94,8 +45,9 @@ def choose_remote(ws: Workspace, given: str | None) -> tuple[str, str]:
         if "/" in given or ":" in given or os.path.isdir(given):
             return given, "url-" + (carry.user_slug(given) or "remote")[-40:].strip("-.")
         raise UsageError(f"no remote {given!r}", hint="git remote -v lists them")
-    _, branch = ws.store.head_info()
-    upstream = ws.store.config_value(f"branch.{branch}.remote") if branch else None
+    branch = gitcli.current_branch(ws.layout)
+    key = f"branch.{branch}.remote"
+    upstream = gitcli.config(ws.layout, key).get(key) if branch else None
     if upstream and upstream in names:
         return upstream, upstream
     if "origin" in names:
@@ -116,29 +68,6 @@ def fetch_specs(name: str) -> list[str]:
     ]
 
 
-def _git(
-    ws: Workspace, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    base = carry.clean_env(GIT_DIR=str(ws.layout.gitdir))
-    try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=ws.layout.workdir or ws.layout.commondir,
-            env={**base, **(env or {})},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise Failure(f"cannot run git: {exc.strerror}") from None
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "(no output)"
-
-
 def fetched_copy(name: str, ref: str) -> str:
     """Where `fetch` puts the remote's `ref` (one of the refs that push sends)."""
     for prefix, copies in (
@@ -151,132 +80,23 @@ def fetched_copy(name: str, ref: str) -> str:
     raise ValueError(f"{ref} is not a ref sync sends")
 
 
+# The local refs a sync reads (with the fetched copies of `listed_copies`).
+LISTED = ("refs/agy", "refs/notes/agy", "refs/tags/checkpoint-*")
+
+
+def listed_copies(name: str) -> tuple[str, ...]:
+    return (f"refs/agy-remotes/{name}", f"refs/notes/agy-remotes/{name}")
+
+
 def fetch(ws: Workspace, remote: str, name: str) -> None:
-    proc = _git(ws, "fetch", "--quiet", "--no-tags", "--prune", remote, *fetch_specs(name))
+    proc = gitcli.run(
+        ws.layout, "fetch", "--quiet", "--no-tags", "--prune", remote, *fetch_specs(name)
+    )
     if proc.returncode != 0:
-        raise Failure(f"git fetch {remote} failed: {_last_line(proc.stderr)}")
+        raise Failure(f"git fetch {remote} failed: {gitcli.last_line(proc.stderr)}")
 
 
 # ---- chains ---------------------------------------------------------------------------------
-
-
-def _doc(ws: Workspace, commit: str | None) -> Document | None:
-    return ws.snapshot_document(commit)
-
-
-def _newer(store: Store, a: str, b: str) -> bool:
-    """Is b's commit newer than a's? (Ties: not newer; the local side wins.)"""
-    repo = store.repo
-    return bool(repo[b].peel(pygit2.Commit).commit_time > repo[a].peel(pygit2.Commit).commit_time)
-
-
-def _merge_commit(
-    ws: Workspace, local: str, remote: str, source: str
-) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    """A merge commit of two diverged chains; (commit, conflicts, over_limit)."""
-    # Here, not at the top: only a sync that merges pays for them (~10 ms of start-up).
-    from gitstate.document.merge import merge_documents
-    from gitstate.usecases.state import now_stamp
-
-    store = ws.store
-    base_id = store.repo.merge_base(local, remote)
-    base = str(base_id) if base_id else None
-    ours, theirs = _doc(ws, local), _doc(ws, remote)
-    theirs_newer = _newer(store, local, remote)
-    phase = store.snapshot(remote if theirs_newer else local).phase
-    extra: list[tuple[str, str]] = []
-    conflicts: tuple[str, ...] = ()
-    over: tuple[str, ...] = ()
-    result: Document | None
-    if ours is None and theirs is None:
-        result = None
-        archived = store.snapshot(local).trailers.get("Agy-Archived") or store.snapshot(
-            remote
-        ).trailers.get("Agy-Archived")
-        if archived:
-            extra.append(("Agy-Archived", archived))
-        phase = "IDLE"
-    elif ours is None or theirs is None:
-        result, extra, phase = _archive_meets_edits(ws, local, remote, base, ours, theirs, phase)
-    else:
-        base_doc = _doc(ws, base) or template(ours.lang, ours.stamp)
-        merged = merge_documents(
-            base_doc, ours, theirs, label=remote[:7], stamp=now_stamp(), theirs_newer=theirs_newer
-        )
-        result, conflicts, over = merged.document, merged.conflicts, merged.over_limit
-    changed = (
-        tuple(result.changed_keys(ours)) if result is not None and ours is not None else tuple(KEYS)
-    )
-    head, branch = store.head_info()
-    trailers = [("Agy-Format", FORMAT_VERSION), ("Agy-Sections", ", ".join(changed) or "none")]
-    if head:
-        trailers.append(("Agy-Head", head))
-    if branch:
-        trailers.append(("Agy-Branch", branch))
-    trailers.append(("Agy-Phase", phase))
-    if over:
-        trailers.append(("Agy-Conflict", ", ".join(over)))
-    trailers += extra
-    subject = f"sync: merge {source} ({remote[:7]})"
-    if conflicts:
-        subject += " with conflicts in " + ", ".join(conflicts)
-    data = render(result).encode() if result is not None else None
-    commit = store.create_snapshot(data, [local, remote], compose_message(subject, trailers))
-    return commit, conflicts, over
-
-
-def _archive_meets_edits(
-    ws: Workspace,
-    local: str,
-    remote: str,
-    base: str | None,
-    ours: Document | None,
-    theirs: Document | None,
-    phase: str,
-) -> tuple[Document | None, list[tuple[str, str]], str]:
-    """One side closed the task, the other side has a document: if that side went on editing
-    since the base, the task reopens from it with a note; else it stays closed (DESIGN.md §6)."""
-    from gitstate.usecases.state import now_stamp
-
-    store = ws.store
-    closed_side, open_doc = (local, theirs) if ours is None else (remote, ours)
-    assert open_doc is not None
-    base_doc = _doc(ws, base)
-    archived = store.snapshot(closed_side).trailers.get("Agy-Archived")
-    if base_doc is not None and open_doc.same_content(base_doc):
-        extra = [("Agy-Archived", archived)] if archived else []
-        return None, extra, "IDLE"
-    if archived:
-        note = (
-            f"- (sync) this task was archived elsewhere as {archived}; reopened: work went on here"
-        )
-        open_doc = open_doc.with_section("open_issues", [*open_doc.section("open_issues"), note])
-    return open_doc.with_stamp(now_stamp()), [], phase
-
-
-def merge_chain(ws: Workspace, local_ref: str, remote_ref: str, source: str) -> ChainResult:
-    """Bring `remote_ref` into `local_ref`: adopt, fast-forward, or merge. CAS with retry."""
-    store = ws.store
-    for _attempt in range(20):
-        local, remote = store.tip(local_ref), store.tip(remote_ref)
-        if remote is None:
-            return ChainResult(local_ref, "ahead" if local else "up-to-date", local)
-        if local is None:
-            if store.compare_and_swap(local_ref, None, remote, f"agy-state sync: adopt {source}"):
-                return ChainResult(local_ref, "adopted", remote)
-            continue
-        if local == remote:
-            return ChainResult(local_ref, "up-to-date", local)
-        if store.repo.descendant_of(local, remote):
-            return ChainResult(local_ref, "ahead", local)
-        if store.repo.descendant_of(remote, local):
-            if store.compare_and_swap(local_ref, local, remote, f"agy-state sync: {source}"):
-                return ChainResult(local_ref, "fast-forward", remote)
-            continue
-        commit, conflicts, over = _merge_commit(ws, local, remote, source)
-        if store.compare_and_swap(local_ref, local, commit, f"agy-state sync: merge {source}"):
-            return ChainResult(local_ref, "merged", commit, conflicts, over)
-    raise WorkAtRisk(f"{local_ref} kept moving during sync; try again")
 
 
 def _worktree_workspace(ws: Workspace, name: str) -> Workspace:
@@ -287,15 +107,16 @@ def _worktree_workspace(ws: Workspace, name: str) -> Workspace:
         workdir = Path((gitdir / "gitdir").read_text().strip()).parent
     except OSError:
         workdir = None
-    layout = Layout.from_dirs(gitdir, workdir)
-    return Workspace(layout, Store(layout, ws.store.repo))
+    return Workspace(Layout.from_dirs(gitdir, workdir))
 
 
-def own_chains(ws: Workspace, user: str, name: str) -> list[tuple[Workspace, str, str]]:
+def own_chains(
+    ws: Workspace, user: str, name: str, listing: dict[str, str]
+) -> list[tuple[Workspace, str, str]]:
     """(work tree, local chain ref, fetched remote chain ref) for this person's chains."""
     prefix = f"refs/agy-remotes/{name}/users/{user}/"
     pairs: dict[str, str] = {"refs/agy/state": prefix + "state"}
-    for ref in ws.store.repo.references:
+    for ref in listing:
         if ref.startswith("refs/agy/wt/") and ref.endswith("/state"):
             pairs[ref] = prefix + ref[len("refs/agy/") :]
         elif ref.startswith(prefix + "wt/") and ref.endswith("/state"):
@@ -306,7 +127,7 @@ def own_chains(ws: Workspace, user: str, name: str) -> list[tuple[Workspace, str
             chains.append((ws, local_ref, remote_ref))
         elif local_ref == "refs/agy/state":
             main = Layout.from_dirs(ws.layout.commondir, _main_workdir(ws))
-            chains.append((Workspace(main, Store(main, ws.store.repo)), local_ref, remote_ref))
+            chains.append((Workspace(main), local_ref, remote_ref))
         else:
             wt_name = local_ref[len("refs/agy/wt/") : -len("/state")]
             chains.append((_worktree_workspace(ws, wt_name), local_ref, remote_ref))
@@ -319,15 +140,33 @@ def _main_workdir(ws: Workspace) -> Path | None:
     return ws.layout.commondir.parent if ws.layout.commondir.name == ".git" else None
 
 
+def bring_chain(
+    ws: Workspace, local_ref: str, remote_ref: str, source: str, listing: dict[str, str]
+) -> ChainResult:
+    """Decide with git what a chain needs; load pygit2 (sync_chains) only when it must move."""
+    local, remote = listing.get(local_ref), listing.get(remote_ref)
+    if remote is None:
+        return ChainResult(local_ref, "ahead" if local else "up-to-date", local)
+    if local == remote:
+        return ChainResult(local_ref, "up-to-date", local)
+    if local is not None and gitcli.is_ancestor(ws.layout, remote, local):
+        return ChainResult(local_ref, "ahead", local)
+    from gitstate.usecases.sync_chains import merge_chain  # the chain moves: pygit2 from here
+
+    return merge_chain(ws, local_ref, remote_ref, source)
+
+
 # ---- notes and shared refs -----------------------------------------------------------------
 
 
-def merge_notes(ws: Workspace, name: str) -> str:
-    store = ws.store
+def merge_notes(ws: Workspace, name: str, listing: dict[str, str]) -> str:
     remote_ref = f"refs/notes/agy-remotes/{name}/decisions"
-    remote = store.tip(remote_ref)
+    remote, known = listing.get(remote_ref), listing.get(DECISIONS_REF)
     if remote is None:
         return "none on the remote"
+    if known == remote or (known and gitcli.is_ancestor(ws.layout, remote, known)):
+        return "up-to-date"
+    store = ws.store
     with lock_mod.held(ws.layout.commondir / "agy" / "decisions.lock"):
         local = store.tip(DECISIONS_REF)
         if local == remote or (local and store.repo.descendant_of(local, remote)):
@@ -337,8 +176,8 @@ def merge_notes(ws: Workspace, name: str) -> str:
                 raise WorkAtRisk("the decision notes moved during sync; try again")
             result = "fast-forward"
         else:
-            proc = _git(
-                ws,
+            proc = gitcli.run(
+                ws.layout,
                 *_identity(ws),
                 "notes",
                 f"--ref={DECISIONS_REF}",
@@ -349,32 +188,35 @@ def merge_notes(ws: Workspace, name: str) -> str:
                 remote_ref,
             )
             if proc.returncode != 0:
-                raise Failure(f"merging the decision notes failed: {_last_line(proc.stderr)}")
+                raise Failure(f"merging the decision notes failed: {gitcli.last_line(proc.stderr)}")
             result = "merged"
-    from gitstate.usecases.decisions import refresh_pitfalls
+    if result != "up-to-date":
+        from gitstate.usecases.decisions import refresh_pitfalls
 
-    refresh_pitfalls(ws)
+        refresh_pitfalls(ws)
     return result
 
 
 def _identity(ws: Workspace) -> list[str]:
     """`-c user.name/email` for git's own merge commit when the user has none configured."""
     args = []
-    if not (os.environ.get("GIT_COMMITTER_NAME") or ws.store.config_value("user.name")):
+    known = gitcli.config(ws.layout, "user.name", "user.email")
+    if not (os.environ.get("GIT_COMMITTER_NAME") or known.get("user.name")):
         args += ["-c", "user.name=git-agy-state"]
-    if not (os.environ.get("GIT_COMMITTER_EMAIL") or ws.store.config_value("user.email")):
+    if not (os.environ.get("GIT_COMMITTER_EMAIL") or known.get("user.email")):
         args += ["-c", "user.email=agy-state@localhost"]
     return args
 
 
-def receive_shared(ws: Workspace, name: str) -> tuple[list[str], list[str]]:
+def receive_shared(
+    ws: Workspace, name: str, listing: dict[str, str]
+) -> tuple[list[str], list[str]]:
     """Create or fast-forward local archives, job records and checkpoint tags from the fetched
     copies; a ref that differs on both sides is reported and left alone (never forced)."""
-    store = ws.store
     received: list[str] = []
     clashes: list[str] = []
     prefix = f"refs/agy-remotes/{name}/"
-    for fetched in sorted(store.repo.references):
+    for fetched, theirs in sorted(listing.items()):
         if not fetched.startswith(prefix):
             continue
         rest = fetched[len(prefix) :]
@@ -384,17 +226,14 @@ def receive_shared(ws: Workspace, name: str) -> tuple[list[str], list[str]]:
             local_ref = "refs/" + rest
         else:
             continue
-        theirs, mine = store.tip(fetched), store.tip(local_ref)
-        target = str(store.repo.references[fetched].target)  # tags: the tag object itself
-        if theirs is None or theirs == mine:
+        mine = listing.get(local_ref)  # tags: the tag objects, compared as such
+        if theirs == mine:
             continue
-        if mine is None:
-            if store.compare_and_swap(local_ref, None, target, "agy-state sync: receive"):
+        job = rest.startswith("jobs/")
+        if mine is None or (job and gitcli.is_ancestor(ws.layout, mine, theirs)):
+            if ws.store.compare_and_swap(local_ref, mine, theirs, "agy-state sync: receive"):
                 received.append(local_ref)
-        elif rest.startswith("jobs/") and store.repo.descendant_of(theirs, mine):
-            if store.compare_and_swap(local_ref, mine, target, "agy-state sync: receive"):
-                received.append(local_ref)
-        elif not (rest.startswith("jobs/") and store.repo.descendant_of(mine, theirs)):
+        elif not (job and gitcli.is_ancestor(ws.layout, theirs, mine)):
             clashes.append(local_ref)
     return received, clashes
 
@@ -419,11 +258,17 @@ _LOST_RACE = ("failed to update ref", "failed to lock", "cannot lock ref", "inco
 
 
 def push(ws: Workspace, remote: str, user: str) -> Pushed:
-    specs = carry.refspecs(ws, user)
+    specs = carry.refspecs(carry.travelling(ws), user)
     if not specs:
         return Pushed([], [], [], [], [])
-    proc = _git(
-        ws, "push", "--porcelain", "--no-verify", remote, *specs, env={"AGY_STATE_IN_HOOK": "1"}
+    proc = gitcli.run(
+        ws.layout,
+        "push",
+        "--porcelain",
+        "--no-verify",
+        remote,
+        *specs,
+        env={"AGY_STATE_IN_HOOK": "1"},
     )
     result = Pushed([], [], [], [], [])
     for line in proc.stdout.splitlines():
@@ -448,7 +293,7 @@ def push(ws: Workspace, remote: str, user: str) -> Pushed:
     if proc.returncode != 0 and not (
         result.retry or result.refused or result.clashes or result.lost
     ):
-        raise Failure(f"git push {remote} failed: {_last_line(proc.stderr)}")
+        raise Failure(f"git push {remote} failed: {gitcli.last_line(proc.stderr)}")
     return result
 
 
@@ -461,8 +306,17 @@ def refresh_view(ws: Workspace, force: bool) -> tuple[str, Path | None]:
     if ws.layout.workdir is None:
         return "none", None
     with ws.locked():
-        tip = ws.store.tip()
         data = ws.view_bytes()
+        record = view.read_record(ws.layout)
+        tip = gitcli.refs(ws.layout, ws.layout.state_ref).get(ws.layout.state_ref)
+        if (
+            data is not None
+            and record is not None
+            and record.ref == ws.layout.state_ref
+            and record.snapshot == tip
+            and record.blob == view.blob_id(data)
+        ):
+            return "unchanged", None  # the view is the tip, as recorded: no need for pygit2
         tip_bytes = ws.store.state_bytes(tip) if tip else None
         if data is not None and data == tip_bytes:
             return "unchanged", None
@@ -509,26 +363,29 @@ def sync(
         while True:
             rounds += 1
             fetch(ws, remote, name)
+            listing = gitcli.refs(ws.layout, *LISTED, *listed_copies(name))
             for ref, (seen, why) in lost.items():
-                if ws.store.tip(fetched_copy(name, ref)) == seen:
+                if listing.get(fetched_copy(name, ref)) == seen:
                     raise Failure(
                         f"{remote} refused {ref}: {why}",
                         hint=f"{remote} could not update it, and nobody else had moved it; "
                         "the remote's server log says why",
                     )
             chains = [
-                merge_chain(chain_ws, local_ref, remote_ref, remote)
-                for chain_ws, local_ref, remote_ref in own_chains(ws, user, name)
+                bring_chain(chain_ws, local_ref, remote_ref, remote, listing)
+                for chain_ws, local_ref, remote_ref in own_chains(ws, user, name, listing)
             ]
             if teammate:
                 teammate_ref = f"refs/agy-remotes/{name}/users/{teammate}/state"
-                if ws.store.tip(teammate_ref) is None:
+                if teammate_ref not in listing:
                     raise NotFound(f"{remote} has no state chain of {teammate}")
                 chains.append(
-                    merge_chain(ws, ws.layout.state_ref, teammate_ref, f"{teammate} on {remote}")
+                    bring_chain(
+                        ws, ws.layout.state_ref, teammate_ref, f"{teammate} on {remote}", listing
+                    )
                 )
-            notes = merge_notes(ws, name)
-            got, clashing = receive_shared(ws, name)
+            notes = merge_notes(ws, name, listing)
+            got, clashing = receive_shared(ws, name, listing)
             received += got
             clashes = clashing
             outcome = push(ws, remote, user)
@@ -541,7 +398,7 @@ def sync(
                     hint="the remote may not accept refs outside refs/heads and refs/tags; "
                     "ask for refs/agy/* and refs/notes/agy/* to be allowed",
                 )
-            lost = {ref: (ws.store.tip(fetched_copy(name, ref)), why) for ref, why in outcome.lost}
+            lost = {ref: (listing.get(fetched_copy(name, ref)), why) for ref, why in outcome.lost}
             if not (outcome.retry or lost):
                 break
             if rounds >= MAX_ROUNDS:

@@ -10,8 +10,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import Language
@@ -21,18 +20,39 @@ from gitstate.errors import Failure, InvalidDocument, NotARepository
 from gitstate.storage import lock as lock_mod
 from gitstate.storage import view
 from gitstate.storage.layout import Layout, discover
-from gitstate.storage.snapshots import Store
+
+if TYPE_CHECKING:
+    from gitstate.storage.snapshots import Store
 
 
 class Workspace:
-    def __init__(self, layout: Layout, store: Store) -> None:
+    """The store (pygit2) is opened on first use: a command that only asks git (a sync with
+    nothing to merge) never pays pygit2's start-up."""
+
+    def __init__(self, layout: Layout, store: Store | None = None) -> None:
         self.layout = layout
-        self.store = store
+        self._store = store
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from gitstate.storage.snapshots import Store
+
+            self._store = Store(self.layout)
+        return self._store
+
+    @property
+    def store_open(self) -> bool:
+        return self._store is not None
 
     @classmethod
     def open(cls, start: Path | str | None = None) -> Workspace:
         layout = discover(start)
         if layout is None:
+            import pygit2
+
+            from gitstate.storage.snapshots import Store
+
             found = pygit2.discover_repository(str(start or os.getcwd()))
             if found is None:
                 raise NotARepository(
@@ -43,7 +63,7 @@ class Workspace:
             workdir = Path(repo.workdir) if repo.workdir else None
             layout = Layout.from_dirs(Path(repo.path), workdir)
             return cls(layout, Store(layout, repo))
-        return cls(layout, Store(layout))
+        return cls(layout)
 
     @contextmanager
     def locked(self) -> Iterator[None]:

@@ -1,0 +1,122 @@
+"""Asking the `git` command: refs, ancestry, config, remotes. Standard library only.
+
+The network always goes through git (users' credentials, ssh config and proxies must just work).
+Reads that only decide what to do also go through here, so that a sync with nothing to merge
+never pays pygit2's start-up; writing stays with pygit2 (gitstate.storage.snapshots).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from gitstate.errors import Failure
+from gitstate.storage.layout import Layout
+
+# What `git rev-parse --local-env-vars` prints: the variables that tie a git process to one
+# repository (a hook inherits GIT_DIR, GIT_INDEX_FILE…). Only these are dropped: the user's
+# GIT_SSH_COMMAND, GIT_ASKPASS, GIT_CONFIG_GLOBAL, GIT_COMMITTER_* … must reach git (§9: users'
+# credentials, ssh config and proxies must just work).
+LOCAL_ENV_VARS = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_GRAFT_FILE",
+        "GIT_INDEX_FILE",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_PREFIX",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_SHALLOW_FILE",
+        "GIT_COMMON_DIR",
+    }
+)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment for a git child (of a hook, or of sync): none of the inherited variables
+    that point git at a repository (GIT_DIR, GIT_INDEX_FILE…); the rest as the user set it."""
+    env = {k: v for k, v in os.environ.items() if k not in LOCAL_ENV_VARS}
+    env.update(extra)
+    return env
+
+
+def run(
+    layout: Layout, *args: str, env: dict[str, str] | None = None, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`git ARGS…` for this repository; never reads stdin; raises Failure only if git is missing."""
+    base = clean_env(GIT_DIR=str(layout.gitdir))
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=layout.workdir or layout.commondir,
+            env={**base, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=timeout,
+        )
+    except OSError as exc:
+        raise Failure(f"cannot run git: {exc.strerror}") from None
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def refs(layout: Layout, *patterns: str) -> dict[str, str]:
+    """{ref name: object id} for refs matching the patterns (for-each-ref's rules: a prefix up
+    to a slash, or a glob). Tags map to the tag object, not the commit."""
+    proc = run(layout, "for-each-ref", "--format=%(objectname) %(refname)", *patterns)
+    if proc.returncode != 0:
+        raise Failure(f"git for-each-ref failed: {last_line(proc.stderr)}")
+    found = {}
+    for line in proc.stdout.splitlines():
+        oid, _, name = line.partition(" ")
+        if name:
+            found[name] = oid
+    return found
+
+
+def is_ancestor(layout: Layout, ancestor: str, descendant: str) -> bool:
+    proc = run(layout, "merge-base", "--is-ancestor", ancestor, descendant)
+    if proc.returncode not in (0, 1):
+        raise Failure(f"git merge-base failed: {last_line(proc.stderr)}")
+    return proc.returncode == 0
+
+
+def config(layout: Layout, *keys: str) -> dict[str, str]:
+    """The values of the given config keys that are set (one git process for all of them)."""
+    pattern = "^(" + "|".join(k.replace(".", r"\.") for k in keys) + ")$"
+    proc = run(layout, "config", "--get-regexp", pattern)
+    values: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        for wanted in keys:
+            if key.lower() == wanted.lower():
+                values[wanted] = value
+    return values
+
+
+def remotes(layout: Layout) -> list[str]:
+    proc = run(layout, "remote")
+    return [line.strip() for line in proc.stdout.splitlines() if line.strip()]
+
+
+def current_branch(layout: Layout) -> str | None:
+    """The branch HEAD names (even before its first commit); None when detached."""
+    try:
+        head = (layout.gitdir / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    if head.startswith("ref: refs/heads/"):
+        return head[len("ref: refs/heads/") :]
+    return None

@@ -1,0 +1,50 @@
+"""What a sync did, as values (shared by the sync and its chain writer, without pygit2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+
+class ChainResult(NamedTuple):
+    ref: str
+    action: str  # up-to-date, ahead, fast-forward, adopted, merged
+    commit: str | None
+    conflicts: tuple[str, ...] = ()
+    over_limit: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "ref": self.ref,
+            "action": self.action,
+            "commit": self.commit,
+            "conflicts": list(self.conflicts),
+            "over_limit": list(self.over_limit),
+        }
+
+
+class Synced(NamedTuple):
+    remote: str
+    user: str
+    chains: list[ChainResult]
+    notes: str
+    received: list[str]  # shared refs (archives, jobs, tags) created or moved here
+    clashes: list[str]  # shared refs that differ on both sides, left alone
+    pushed: list[str]
+    view: str  # refreshed, removed, kept (dirty), missing, unchanged
+    rounds: int
+    overwritten: Path | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "remote": self.remote,
+            "user": self.user,
+            "chains": [c.as_json() for c in self.chains],
+            "notes": self.notes,
+            "received": self.received,
+            "clashes": self.clashes,
+            "pushed": self.pushed,
+            "view": self.view,
+            "rounds": self.rounds,
+            "overwritten": str(self.overwritten) if self.overwritten else None,
+        }
