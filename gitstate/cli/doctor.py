@@ -1,0 +1,31 @@
+"""`git agy-state doctor`: check refs, view, leftovers, hooks, remote and jobs; exit 1 on a problem."""
+
+from __future__ import annotations
+
+import click
+
+from gitstate.cli.output import emit_json, json_option, say
+from gitstate.errors import EXIT_FAILURE
+from gitstate.usecases.workspace import Workspace
+
+MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+
+
+@click.command()
+@json_option
+def doctor(as_json: bool) -> None:
+    """Check that everything git agy-state keeps here is sound (changes nothing)."""
+    from gitstate.usecases.doctor import FAIL
+    from gitstate.usecases.doctor import doctor as run_doctor
+
+    checks = run_doctor(Workspace.open())
+    ok = all(c.status != FAIL for c in checks)
+    if as_json:
+        emit_json({"ok": ok, "checks": [c.as_json() for c in checks]})
+    else:
+        for check in checks:
+            say(f"{MARKS[check.status]}  {check.name}: {check.detail}")
+            if check.hint and check.status != "ok":
+                say(f"      hint: {check.hint}")
+    if not ok:
+        click.get_current_context().exit(EXIT_FAILURE)

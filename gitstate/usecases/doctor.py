@@ -1,0 +1,231 @@
+"""`doctor`: is everything the tool keeps in this repository sound? (DESIGN.md §4)
+
+Checks the state chains and their snapshots, the view and its record, leftovers of killed
+writers, the git hooks, the remote set-up and the jobs, and says what to do about each problem.
+Never changes anything. A failed check makes the command exit 1; a warning does not.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from typing import NamedTuple
+
+import pygit2
+
+from gitstate.document.validate import check_bytes
+from gitstate.storage import gitcli, githooks, view
+from gitstate.storage.snapshots import STALE_REF_LOCK_SECONDS
+from gitstate.usecases import carry
+from gitstate.usecases.workspace import Workspace
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+CHAIN_SAMPLE = 50  # snapshots read per chain: enough to catch damage, fast on long chains
+
+
+class Check(NamedTuple):
+    name: str
+    status: str
+    detail: str
+    hint: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {"name": self.name, "status": self.status, "detail": self.detail, "hint": self.hint}
+
+
+def doctor(ws: Workspace) -> list[Check]:
+    checks = [_git_command()]
+    checks += _chains(ws)
+    checks.append(_view(ws))
+    checks += _leftovers(ws)
+    checks.append(_hooks(ws))
+    checks.append(_remote(ws))
+    checks.append(_jobs(ws))
+    return checks
+
+
+def _git_command() -> Check:
+    if shutil.which("git") is None:
+        return Check("git", FAIL, "git is not on PATH", "sync, hooks and jobs need the git command")
+    return Check("git", OK, "git found; libgit2 " + pygit2.LIBGIT2_VERSION)
+
+
+def _chains(ws: Workspace) -> list[Check]:
+    store = ws.store
+    refs = [
+        r for r in store.repo.references if r == "refs/agy/state" or r.startswith("refs/agy/wt/")
+    ]
+    if not refs:
+        return [Check("state chain", OK, "no snapshot yet")]
+    checks = []
+    for ref in sorted(refs):
+        problems = []
+        count = 0
+        try:
+            for snap in store.walk(store.tip(ref), CHAIN_SAMPLE):
+                count += 1
+                if "Agy-Format" not in snap.trailers:
+                    problems.append(f"{snap.commit[:12]} has no Agy-Format trailer")
+                data = store.state_bytes(snap.commit)
+                if data is not None and not check_bytes(data).valid:
+                    problems.append(f"{snap.commit[:12]} holds an invalid STATE.md")
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            problems.append(f"cannot read the chain: {exc}")
+        log = ws.layout.commondir / "logs" / ref
+        if not log.exists():
+            problems.append("no reflog (updates are not recorded)")
+        if problems:
+            over_limit = all("invalid STATE.md" in p for p in problems)
+            checks.append(
+                Check(
+                    ref,
+                    WARN if over_limit else FAIL,
+                    "; ".join(problems[:3])
+                    + (f" (+{len(problems) - 3})" if len(problems) > 3 else ""),
+                    "git agy-state init starts the reflog; git agy-state check shows a snapshot's "
+                    "problems (a sync merge over the size limits is kept, flagged Agy-Conflict)",
+                )
+            )
+        else:
+            checks.append(Check(ref, OK, f"{count} newest snapshot(s) sound"))
+    return checks
+
+
+def _view(ws: Workspace) -> Check:
+    if ws.layout.workdir is None:
+        return Check("STATE.md", OK, "bare repository: no view")
+    data = ws.view_bytes()
+    tip = ws.store.tip()
+    state = ws.view_state(data, tip)
+    if data is None:
+        return Check(
+            "STATE.md",
+            OK,
+            "missing"
+            + (" (git agy-state checkout writes it)" if tip and ws.store.state_bytes(tip) else ""),
+        )
+    report = ws.view_report(data)
+    if not report.valid:
+        return Check(
+            "STATE.md",
+            FAIL,
+            f"{state}, invalid ({len(report.errors)} problems)",
+            "git agy-state check",
+        )
+    written = ws.recorded_snapshot()
+    if state == "clean" and written and written != tip:
+        return Check(
+            "STATE.md", WARN, "clean but written from an older snapshot", "git agy-state checkout"
+        )
+    return Check("STATE.md", OK, state)
+
+
+def _leftovers(ws: Workspace) -> list[Check]:
+    checks = []
+    now = time.time()
+    stale = []
+    for lock in ws.layout.commondir.glob("refs/agy/**/*.lock"):
+        try:
+            if now - lock.stat().st_mtime > STALE_REF_LOCK_SECONDS:
+                stale.append(str(lock.relative_to(ws.layout.commondir)))
+        except OSError:
+            continue
+    if stale:
+        checks.append(
+            Check(
+                "ref locks",
+                WARN,
+                "left by a killed writer: " + ", ".join(stale),
+                "the next save removes them; nothing is lost",
+            )
+        )
+    if ws.layout.workdir is not None:
+        temps = sorted(p.name for p in ws.layout.workdir.glob(view.TMP_PREFIX + "*.tmp"))
+        if temps:
+            checks.append(Check("temp files", WARN, ", ".join(temps), "the next save removes them"))
+    log = ws.layout.agy_dir / "hook.log"
+    if log.exists():
+        recent = _recent_failures(log.read_text(errors="replace"), now)
+        if recent:
+            checks.append(
+                Check(
+                    "agent hooks",
+                    WARN,
+                    f"{recent} hook failure(s) in the last day (the agent was let through)",
+                    f"see {log}",
+                )
+            )
+    return checks
+
+
+def _recent_failures(text: str, now: float) -> int:
+    count = 0
+    for line in text.splitlines():
+        stamp = line.split(" ", 1)[0]
+        if len(stamp) < 19 or ("failed open" not in line and "post-commit:" not in line):
+            continue
+        try:
+            seen = time.mktime(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+        except ValueError:
+            continue
+        if now - seen < 86400:
+            count += 1
+    return count
+
+
+def _hooks(ws: Workspace) -> Check:
+    folder = githooks.hooks_dir(ws.layout)
+    ours = [name for name in githooks.HOOKS if githooks.is_ours(folder / name)]
+    if not ours:
+        return Check("git hooks", OK, "not installed", "git agy-state install --git")
+    missing = [name for name in githooks.HOOKS if name not in ours]
+    if missing:
+        return Check(
+            "git hooks",
+            WARN,
+            f"installed: {', '.join(ours)}; missing or replaced: {', '.join(missing)}",
+            "git agy-state install --git",
+        )
+    return Check("git hooks", OK, f"installed in {folder}")
+
+
+def _remote(ws: Workspace) -> Check:
+    user = carry.agy_user(ws)
+    remotes = gitcli.remotes(ws.layout)
+    if not remotes:
+        return Check("remote", OK, "no remote (sync not used)")
+    if user is None:
+        return Check(
+            "remote",
+            WARN,
+            "no agy.user and no user.email: sync and pre-push cannot carry the state",
+            "git config user.email you@example.com",
+        )
+    pushed = f"refs/agy-remotes/{remotes[0]}/users/{user}/state"
+    seen = ws.store.repo.references.get(pushed) is not None
+    return Check(
+        "remote",
+        OK,
+        f"you sync as {user}" + ("" if seen else f"; {remotes[0]} has not seen your chain yet"),
+        None if seen else "git agy-state sync",
+    )
+
+
+def _jobs(ws: Workspace) -> Check:
+    folder = ws.layout.commondir / "agy" / "jobs"
+    if not folder.is_dir():
+        return Check("jobs", OK, "none")
+    from gitstate.usecases.jobs import control
+
+    metas = control.list_jobs(ws.layout)
+    interrupted = [m["id"] for m in metas if m.get("state") == "interrupted"]
+    waiting = control.pending(ws.layout)
+    detail = f"{len(metas)} job(s); {len(waiting)} finished and not harvested"
+    if interrupted:
+        return Check(
+            "jobs",
+            WARN,
+            detail + f"; interrupted: {', '.join(interrupted[:5])}",
+            "git agy-state job result ID, then job cleanup ID or job feedback ID",
+        )
+    return Check("jobs", OK, detail, "git agy-state job pending" if waiting else None)
