@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 from gitstate.errors import Failure
 from gitstate.storage.layout import Layout
@@ -51,11 +52,24 @@ def run(
     layout: Layout, *args: str, env: dict[str, str] | None = None, timeout: float | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`git ARGS…` for this repository; never reads stdin; raises Failure only if git is missing."""
-    base = clean_env(GIT_DIR=str(layout.gitdir))
+    return run_in(
+        layout.gitdir, layout.workdir or layout.commondir, *args, env=env, timeout=timeout
+    )
+
+
+def run_in(
+    gitdir: Path,
+    cwd: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`git ARGS…` with GIT_DIR=gitdir (also for repositories without a Layout: the brain)."""
+    base = clean_env(GIT_DIR=str(gitdir))
     try:
         return subprocess.run(
             ["git", *args],
-            cwd=layout.workdir or layout.commondir,
+            cwd=cwd,
             env={**base, **(env or {})},
             stdin=subprocess.DEVNULL,
             capture_output=True,

@@ -20,10 +20,10 @@ from typing import NamedTuple
 from gitstate.document import memory_files as files
 from gitstate.document.memory_merge import FileMerge, merge_trees
 from gitstate.errors import AgyError, Failure, UsageError, WorkAtRisk
+from gitstate.storage import gitcli
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.brain import Brain
 from gitstate.storage.brain_layout import MEMORY_REF, REMOTE_KEY
-from gitstate.storage.gitcli import clean_env
 from gitstate.storage.snapshots import compose_message
 from gitstate.usecases.brain import memory_warning, open_brain
 from gitstate.usecases.memory_search import reindex
@@ -85,24 +85,8 @@ def choose_remote(brain: Brain, given: str | None) -> tuple[str, str]:
 
 
 def _git(brain: Brain, *args: str) -> subprocess.CompletedProcess[str]:
-    env = clean_env(GIT_DIR=str(brain.layout.path), GIT_TERMINAL_PROMPT="0")
-    try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=str(brain.layout.path),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise Failure(f"cannot run git: {exc.strerror}") from None
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "(no output)"
+    path = brain.layout.path
+    return gitcli.run_in(path, path, *args, env={"GIT_TERMINAL_PROMPT": "0"})
 
 
 def fetch(brain: Brain, remote: str, name: str) -> str:
@@ -112,7 +96,7 @@ def fetch(brain: Brain, remote: str, name: str) -> str:
     spec = f"+{MEMORY_REF}*:{target}*"
     proc = _git(brain, "fetch", "--quiet", "--no-tags", remote, spec)
     if proc.returncode != 0:
-        raise Failure(f"git fetch {remote} failed: {_last_line(proc.stderr)}")
+        raise Failure(f"git fetch {remote} failed: {gitcli.last_line(proc.stderr)}")
     return target
 
 
@@ -173,7 +157,7 @@ def push(brain: Brain, remote: str) -> tuple[bool, bool]:
             raise Failure(f"{remote} refused {MEMORY_REF}: {summary}")
         return flag != "=", False
     if proc.returncode != 0:
-        raise Failure(f"git push {remote} failed: {_last_line(proc.stderr)}")
+        raise Failure(f"git push {remote} failed: {gitcli.last_line(proc.stderr)}")
     return False, False
 
 

@@ -214,12 +214,12 @@ def write(
             text = render(new)
             if not allow_secret:
                 _refuse_secrets(text, tip_doc, data)
-            trailers = _trailers(ws, tip, changed, session)
+            written = trailers(ws, tip, changed, session)
             over = _over_limit(text)
             if over:  # kept, not refused: a merge may break a limit; `check` says what to shrink
-                trailers.append(("Agy-Conflict", ", ".join(over)))
+                written.append(("Agy-Conflict", ", ".join(over)))
             commit = store.create_snapshot(
-                text.encode(), [tip] if tip else [], compose_message(subject(changed), trailers)
+                text.encode(), [tip] if tip else [], compose_message(subject(changed), written)
             )
             if store.compare_and_swap(
                 layout.state_ref, tip, commit, f"agy-state: {subject(changed)}"
@@ -292,8 +292,7 @@ def append_locked(
     target = ref or ws.layout.state_ref
     for _attempt in range(MAX_ATTEMPTS):
         tip = store.tip(target)
-        trailers = _trailers(ws, tip, (), None, phase) + list(extra)
-        message = compose_message(subject, trailers)
+        message = compose_message(subject, trailers(ws, tip, (), None, phase) + list(extra))
         parents = [tip] if tip else []
         if state is KEEP_TREE:
             commit = store.commit_tree(store.tree_of(tip) if tip else None, parents, message)
@@ -308,25 +307,26 @@ def append_locked(
     )
 
 
-def _trailers(
+def trailers(
     ws: Workspace,
     tip: str | None,
     changed: tuple[str, ...],
     session: str | None,
     phase: str | None = None,
 ) -> list[tuple[str, str]]:
+    """The Agy-* trailers of a snapshot built on `tip` (the phase carried from it unless given)."""
     head, branch = ws.store.head_info()
     if phase is None:
         phase = ws.store.snapshot(tip).phase if tip else "IDLE"
-    trailers = [("Agy-Format", FORMAT_VERSION), ("Agy-Sections", ", ".join(changed) or "none")]
+    found = [("Agy-Format", FORMAT_VERSION), ("Agy-Sections", ", ".join(changed) or "none")]
     if head:
-        trailers.append(("Agy-Head", head))
+        found.append(("Agy-Head", head))
     if branch:
-        trailers.append(("Agy-Branch", branch))
-    trailers.append(("Agy-Phase", phase))
+        found.append(("Agy-Branch", branch))
+    found.append(("Agy-Phase", phase))
     if session:
-        trailers.append(("Agy-Session", session))
-    return trailers
+        found.append(("Agy-Session", session))
+    return found
 
 
 def _refuse_secrets(text: str, before: Document | None, source: bytes | None) -> None:

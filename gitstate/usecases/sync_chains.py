@@ -13,7 +13,8 @@ from gitstate.document.language import KEYS
 from gitstate.document.merge import merge_documents
 from gitstate.document.model import Document, render, template
 from gitstate.errors import WorkAtRisk
-from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
+from gitstate.storage.snapshots import Store, compose_message
+from gitstate.usecases import state
 from gitstate.usecases.state import now_stamp
 from gitstate.usecases.sync_results import ChainResult
 from gitstate.usecases.workspace import Workspace
@@ -63,13 +64,7 @@ def _merge_commit(
     changed = (
         tuple(result.changed_keys(ours)) if result is not None and ours is not None else tuple(KEYS)
     )
-    head, branch = store.head_info()
-    trailers = [("Agy-Format", FORMAT_VERSION), ("Agy-Sections", ", ".join(changed) or "none")]
-    if head:
-        trailers.append(("Agy-Head", head))
-    if branch:
-        trailers.append(("Agy-Branch", branch))
-    trailers.append(("Agy-Phase", phase))
+    trailers = state.trailers(ws, local, changed, None, phase)
     if over:
         trailers.append(("Agy-Conflict", ", ".join(over)))
     trailers += extra
