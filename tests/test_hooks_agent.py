@@ -332,7 +332,7 @@ class TestFastPath:
         )
         modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
         assert "gitstate.hooks.agent" in modules
-        assert not {m for m in modules if m.split(".")[0] in ("click", "pygit2")}
+        assert not {m for m in modules if m.split(".")[0] in ("click", "pygit2", "typing")}
 
     def test_detect_agent(self) -> None:
         assert detect_agent({"conversationId": "c"}) == "agy"

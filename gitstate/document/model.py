@@ -8,7 +8,7 @@ still be loaded, shown and shrunk.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections import namedtuple
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
@@ -23,24 +23,57 @@ BULLET_RE = re.compile(r"^\s*[-*]\s")
 HEADING_RE = re.compile(r"^## (.+)$")
 
 
-class Line(NamedTuple):
-    number: int  # 1-based, in the source text
-    text: str  # trailing whitespace already stripped
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time `typing` stays unloaded:
+# the stop guard validates STATE.md on every agent stop (see storage/layout.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+if TYPE_CHECKING:
+
+    class _LineFields(NamedTuple):
+        number: int  # 1-based, in the source text
+        text: str  # trailing whitespace already stripped
+
+else:
+    _LineFields = namedtuple("_LineFields", "number text")
 
 
-class RawSection(NamedTuple):
-    name: str
-    number: int  # line of the `## ` heading
-    lines: tuple[Line, ...]  # non-blank lines only
+class Line(_LineFields):
+    __slots__ = ()
 
 
-class Outline(NamedTuple):
+if TYPE_CHECKING:
+
+    class _RawSectionFields(NamedTuple):
+        name: str
+        number: int  # line of the `## ` heading
+        lines: tuple[Line, ...]  # non-blank lines only
+
+else:
+    _RawSectionFields = namedtuple("_RawSectionFields", "name number lines")
+
+
+class RawSection(_RawSectionFields):
+    __slots__ = ()
+
+
+if TYPE_CHECKING:
+
+    class _OutlineFields(NamedTuple):
+        title: Line | None
+        preamble: tuple[Line, ...]
+        sections: tuple[RawSection, ...]
+        bom: bool
+
+else:
+    _OutlineFields = namedtuple("_OutlineFields", "title preamble sections bom")
+
+
+class Outline(_OutlineFields):
     """A text cut the way the peer validator cuts it; never fails."""
 
-    title: Line | None
-    preamble: tuple[Line, ...]
-    sections: tuple[RawSection, ...]
-    bom: bool
+    __slots__ = ()
 
     @property
     def language(self) -> Language:
@@ -81,12 +114,21 @@ def outline(text: str) -> Outline:
     return Outline(title, tuple(preamble), tuple(sections), bom)
 
 
-class Item(NamedTuple):
+if TYPE_CHECKING:
+
+    class _ItemFields(NamedTuple):
+        indent: str
+        marker: str  # " ", ">", "!" or "x"
+        text: str
+
+else:
+    _ItemFields = namedtuple("_ItemFields", "indent marker text")
+
+
+class Item(_ItemFields):
     """One `- [m] text` line."""
 
-    indent: str
-    marker: str  # " ", ">", "!" or "x"
-    text: str
+    __slots__ = ()
 
     def render(self) -> str:
         return f"{self.indent}- [{self.marker}] {self.text}"
@@ -117,13 +159,24 @@ def step_text(line: str, lang: Language) -> str:
     return text.strip()
 
 
-class Document(NamedTuple):
+if TYPE_CHECKING:
+
+    class _DocumentFields(NamedTuple):
+        language: str  # a code of gitstate.document.language.LANGUAGES
+        stamp: str  # "YYYY-MM-DD HH:mm", as in the title
+        sections: tuple[tuple[str, ...], ...]  # KEYS order; non-blank, right-stripped lines
+        preamble: tuple[str, ...] = ()
+
+else:
+    _DocumentFields = namedtuple(
+        "_DocumentFields", "language stamp sections preamble", defaults=((),)
+    )
+
+
+class Document(_DocumentFields):
     """A structurally sound STATE.md: a language, a time stamp and seven section bodies."""
 
-    language: str  # a code of gitstate.document.language.LANGUAGES
-    stamp: str  # "YYYY-MM-DD HH:mm", as in the title
-    sections: tuple[tuple[str, ...], ...]  # KEYS order; non-blank, right-stripped lines
-    preamble: tuple[str, ...] = ()
+    __slots__ = ()
 
     @property
     def lang(self) -> Language:

@@ -7,7 +7,7 @@ indented sub-bullets under a key-data item belong to that item.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import namedtuple
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
@@ -25,21 +25,52 @@ LINE_LIMIT = 5
 KEY_ITEM_LIMIT = 5
 
 
-class Problem(NamedTuple):
-    line: int | None
-    message: str
-    code: str  # stable identifier of the rule, e.g. "lines", "done_verify"
-    section: str | None = None  # a KEYS entry when the problem belongs to one section
-    found: int | None = None  # for a size limit: how many lines or items there are
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time `typing` stays unloaded:
+# the stop guard validates STATE.md on every agent stop (see storage/layout.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+if TYPE_CHECKING:
+
+    class _ProblemFields(NamedTuple):
+        line: int | None
+        message: str
+        code: str  # stable identifier of the rule, e.g. "lines", "done_verify"
+        section: str | None = None  # a KEYS entry when the problem belongs to one section
+        found: int | None = None  # for a size limit: how many lines or items there are
+
+else:
+    _ProblemFields = namedtuple(
+        "_ProblemFields",
+        "line message code section found",
+        defaults=(
+            None,
+            None,
+        ),
+    )
+
+
+class Problem(_ProblemFields):
+    __slots__ = ()
 
     def as_json(self) -> dict[str, object]:
         return {"line": self.line, "message": self.message, "code": self.code}
 
 
-class Report(NamedTuple):
-    language: str
-    errors: tuple[Problem, ...]
-    warnings: tuple[Problem, ...] = ()
+if TYPE_CHECKING:
+
+    class _ReportFields(NamedTuple):
+        language: str
+        errors: tuple[Problem, ...]
+        warnings: tuple[Problem, ...] = ()
+
+else:
+    _ReportFields = namedtuple("_ReportFields", "language errors warnings", defaults=((),))
+
+
+class Report(_ReportFields):
+    __slots__ = ()
 
     @property
     def valid(self) -> bool:

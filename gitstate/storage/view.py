@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections import namedtuple
 from pathlib import Path
-from typing import NamedTuple
 
 from gitstate.document.model import MAX_BYTES
 from gitstate.document.validate import Problem
@@ -21,10 +21,23 @@ from gitstate.storage.layout import Layout
 TMP_PREFIX = ".STATE.md.agy-"
 
 
-class Record(NamedTuple):
-    ref: str  # the chain the view belongs to
-    snapshot: str  # commit id last written to the view
-    blob: str  # git blob id of the bytes written
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time `typing` stays unloaded:
+# the stop guard reads the record on every agent stop (see storage/layout.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class _RecordFields(NamedTuple):
+        ref: str  # the chain the view belongs to
+        snapshot: str  # commit id last written to the view
+        blob: str  # git blob id of the bytes written
+
+else:
+    _RecordFields = namedtuple("_RecordFields", "ref snapshot blob")
+
+
+class Record(_RecordFields):
+    __slots__ = ()
 
 
 def blob_id(data: bytes) -> str:
