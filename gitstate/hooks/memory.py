@@ -11,9 +11,6 @@ from __future__ import annotations
 import os
 import time
 
-from gitstate.document.memory_core import core_text
-from gitstate.document.sessions import days
-from gitstate.storage import memory_cache
 from gitstate.storage.brain_layout import BrainLayout, inject_settings, work_tree_name
 
 TYPE_CHECKING = False
@@ -37,11 +34,17 @@ def core_for(
     mode, budget = inject_settings(layout)
     if mode == "off" or budget <= 0:
         return None
+    # Here, not at the top: most turns of most users have no brain, and this hook runs on all.
+    from gitstate.storage import memory_cache
+
     cache = brain.cache_dir
     if memory_cache.tip(cache) is None:
         return None  # no memory command has run with this brain yet
     if agent == "agy" and not _first_time(brain, payload.get("conversationId")):
         return None
+    from gitstate.document.memory_core import core_text
+    from gitstate.document.sessions import days
+
     project = work_tree_name(layout, project_dir)
     today, yesterday = days(time.time())
     return core_text(
