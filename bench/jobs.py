@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pygit2
 
+import bench
 from gitstate.storage.layout import Layout, discover
 from gitstate.usecases.jobs import control, submit
 
@@ -74,41 +75,18 @@ def progress(text: str) -> None:
 
 
 def sealed_env(root: Path) -> dict[str, str]:
-    home = root / "home"
-    (home / ".config").mkdir(parents=True)
-    (home / ".gitconfig").write_text("")
+    """bench.py's sealed environment, plus the fake agent first on PATH (this process too)."""
+    env = bench.sealed_env(root)
     bin_dir = root / "bin"
     bin_dir.mkdir()
     (root / "agent.py").write_text(AGENT)
     agy = bin_dir / "agy"
     agy.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S -I "{root / "agent.py"}" "$@"\n')
     agy.chmod(0o755)
-    env = {
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-        "GIT_AUTHOR_NAME": "Bench Author",
-        "GIT_AUTHOR_EMAIL": "bench@example.com",
-        "GIT_COMMITTER_NAME": "Bench Author",
-        "GIT_COMMITTER_EMAIL": "bench@example.com",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TZ": "UTC",
-        "PYTHONPYCACHEPREFIX": str(root / "pycache"),
-        "BENCH_AGENT_LOG": str(root / "agent.log"),
-    }
-    for name in list(os.environ):
-        if name.startswith(("GIT_", "AGY_")) or name == "PYTHONDONTWRITEBYTECODE":
-            del os.environ[name]
-    os.environ.update(env)  # the in-process use cases and the supervisors they spawn
-    empty = home / "empty"
-    empty.mkdir()
-    levels = pygit2.enums.ConfigLevel
-    pygit2.settings.search_path[levels.GLOBAL] = env["HOME"]
-    pygit2.settings.search_path[levels.XDG] = env["XDG_CONFIG_HOME"]
-    pygit2.settings.search_path[levels.SYSTEM] = str(empty)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    env["BENCH_AGENT_LOG"] = str(root / "agent.log")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    bench.seal_this_process(env, root)  # the in-process use cases and the supervisors they spawn
     return env
 
 
