@@ -11,7 +11,6 @@ import re
 import subprocess
 from collections.abc import Iterable
 
-from gitstate.errors import Failure
 from gitstate.storage import gitcli
 from gitstate.usecases.workspace import Workspace
 
@@ -76,23 +75,18 @@ def push_along(ws: Workspace, remote: str, timeout: float) -> tuple[int, str]:
     specs = refspecs(travelling(ws), user)
     if not specs:
         return 0, "nothing to carry"
-    cwd = ws.layout.workdir or ws.layout.commondir
-    env = gitcli.clean_env(GIT_TERMINAL_PROMPT="0", AGY_STATE_IN_HOOK="1")
-    env["GIT_DIR"] = str(ws.layout.gitdir)
     try:
-        proc = subprocess.run(
-            ["git", "push", "--no-verify", "--porcelain", remote, *specs],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
+        proc = gitcli.run(
+            ws.layout,
+            "push",
+            "--no-verify",
+            "--porcelain",
+            remote,
+            *specs,
+            env={"GIT_TERMINAL_PROMPT": "0", "AGY_STATE_IN_HOOK": "1"},
             timeout=timeout,
-            check=False,
         )
     except subprocess.TimeoutExpired:
         return 124, f"git push took longer than {timeout:.0f}s and was stopped"
-    except OSError as exc:
-        raise Failure(f"cannot run git: {exc.strerror}") from None
     note = "" if user else "\n(no agy.user or user.email: state chains were not carried)"
     return proc.returncode, (proc.stdout + proc.stderr).strip() + note
