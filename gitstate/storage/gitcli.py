@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from gitstate.errors import Failure
+from gitstate.errors import Failure, UsageError
 from gitstate.storage.layout import Layout
 
 # What `git rev-parse --local-env-vars` prints: the variables that tie a git process to one
@@ -63,8 +63,10 @@ def run_in(
     *args: str,
     env: dict[str, str] | None = None,
     timeout: float | None = None,
+    umask: int = -1,
 ) -> subprocess.CompletedProcess[str]:
-    """`git ARGS…` with GIT_DIR=gitdir (also for repositories without a Layout: the brain)."""
+    """`git ARGS…` with GIT_DIR=gitdir (also for repositories without a Layout: the brain).
+    `umask` (e.g. 0o077 for the private brain) applies to the files git creates."""
     base = clean_env(GIT_DIR=str(gitdir))
     try:
         return subprocess.run(
@@ -76,9 +78,23 @@ def run_in(
             text=True,
             check=False,
             timeout=timeout,
+            umask=umask,
         )
     except OSError as exc:
         raise Failure(f"cannot run git: {exc.strerror}") from None
+
+
+def refuse_option_like(value: str, what: str = "remote") -> str:
+    """`value` itself, unless git could read it as an option: a remote name or URL beginning
+    with `-` (`--upload-pack=CMD` runs CMD) is a usage error (docs/memory.md, docs/sync.md).
+    Callers also pass `--` before positional arguments; this refusal keeps such a value out of
+    config and commit messages too."""
+    if value.startswith("-"):
+        raise UsageError(
+            f"refusing {what} {value!r}: it begins with '-' and git would read it as an option",
+            hint="give a remote name, a URL or a path (./-name for a path that begins with '-')",
+        )
+    return value
 
 
 def last_line(text: str) -> str:
@@ -89,7 +105,7 @@ def last_line(text: str) -> str:
 def refs(layout: Layout, *patterns: str) -> dict[str, str]:
     """{ref name: object id} for refs matching the patterns (for-each-ref's rules: a prefix up
     to a slash, or a glob). Tags map to the tag object, not the commit."""
-    proc = run(layout, "for-each-ref", "--format=%(objectname) %(refname)", *patterns)
+    proc = run(layout, "for-each-ref", "--format=%(objectname) %(refname)", "--", *patterns)
     if proc.returncode != 0:
         raise Failure(f"git for-each-ref failed: {last_line(proc.stderr)}")
     found = {}
@@ -101,7 +117,7 @@ def refs(layout: Layout, *patterns: str) -> dict[str, str]:
 
 
 def is_ancestor(layout: Layout, ancestor: str, descendant: str) -> bool:
-    proc = run(layout, "merge-base", "--is-ancestor", ancestor, descendant)
+    proc = run(layout, "merge-base", "--is-ancestor", "--", ancestor, descendant)
     if proc.returncode not in (0, 1):
         raise Failure(f"git merge-base failed: {last_line(proc.stderr)}")
     return proc.returncode == 0
@@ -110,7 +126,7 @@ def is_ancestor(layout: Layout, ancestor: str, descendant: str) -> bool:
 def config(layout: Layout, *keys: str) -> dict[str, str]:
     """The values of the given config keys that are set (one git process for all of them)."""
     pattern = "^(" + "|".join(k.replace(".", r"\.") for k in keys) + ")$"
-    proc = run(layout, "config", "--get-regexp", pattern)
+    proc = run(layout, "config", "--get-regexp", "--", pattern)
     values: dict[str, str] = {}
     for line in proc.stdout.splitlines():
         key, _, value = line.partition(" ")
