@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -22,12 +21,15 @@ def _agents(values: tuple[str, ...]) -> list[str]:
 
 
 def hook_command() -> str:
-    """How the agents' settings should call us: the console script's absolute path if found,
-    else this interpreter with `-m gitstate` (so a tool in a virtual environment still works)."""
-    found = shutil.which("git-agy-state")
-    if found:
-        return found
-    return f'"{sys.executable}" -m gitstate'
+    """How the agents' settings call us: this interpreter in isolated mode (storage/launcher.py).
+
+    Not the console script found on PATH: PATH may hold a folder of the work tree, and the
+    script itself honours PYTHONPATH; either would let other code answer as the tool.
+    """
+    from gitstate.storage import launcher
+
+    launcher.check()
+    return launcher.command()
 
 
 def options(func: click.decorators.FC) -> click.decorators.FC:
@@ -62,11 +64,12 @@ def run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, rem
 
         project = ws.require_workdir() if ws is not None else Path.cwd()
         home = Path.home()
+        command = "" if remove else hook_command()
         for agent in _agents(agents):
             if remove:
                 done += agent_install.uninstall(agent, scope, project, home)
             else:
-                done += agent_install.install(agent, scope, project, home, hook_command())
+                done += agent_install.install(agent, scope, project, home, command)
     if git_hooks:
         from gitstate.storage import githooks
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import pygit2
 
 from gitstate.errors import AgentMissing, Failure, NotFinished, UsageError
-from gitstate.storage import jobfiles
+from gitstate.storage import jobfiles, launcher
 from gitstate.storage.jobfiles import JobFiles
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store
@@ -256,10 +256,10 @@ def _enqueue(
 
 
 def _spawn(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: Path) -> int:
+    # Isolated (-I): the supervisor starts inside the work tree, whose `gitstate/` folder -m
+    # would otherwise import in place of the tool (docs/security.md).
     argv = [
-        sys.executable,
-        "-m",
-        SUPERVISOR_MODULE,
+        *launcher.argv(SUPERVISOR_MODULE),
         "--repo",
         str(layout.commondir),
         "--job",
