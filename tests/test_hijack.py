@@ -35,9 +35,7 @@ def plant(folder: Path, marker: Path) -> None:
     for sub in ("usecases", "usecases/jobs", "hooks", "cli"):
         (package / sub).mkdir(parents=True, exist_ok=True)
         (package / sub / "__init__.py").write_text(HOSTILE.format(marker=str(marker)))
-    (package / "usecases" / "jobs" / "supervise.py").write_text(
-        HOSTILE.format(marker=str(marker))
-    )
+    (package / "usecases" / "jobs" / "supervise.py").write_text(HOSTILE.format(marker=str(marker)))
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import contextlib
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
