@@ -68,6 +68,9 @@ def choose_remote(brain: Brain, given: str | None) -> tuple[str, str]:
             "the brain has no remote yet",
             hint="git agy-state memory sync URL (a bare git repository; it is remembered)",
         )
+    # Before anything is saved, and again for a value read back from the config (an older
+    # version saved what it was given): `--upload-pack=CMD` would run CMD (docs/memory.md).
+    gitcli.refuse_option_like(value, "the memory remote" if given else REMOTE_KEY)
     if value in names:
         name = value
     else:
@@ -86,7 +89,8 @@ def choose_remote(brain: Brain, given: str | None) -> tuple[str, str]:
 
 def _git(brain: Brain, *args: str) -> subprocess.CompletedProcess[str]:
     path = brain.layout.path
-    return gitcli.run_in(path, path, *args, env={"GIT_TERMINAL_PROMPT": "0"})
+    # umask: what git writes into the brain stays private to its owner (docs/memory.md).
+    return gitcli.run_in(path, path, *args, env={"GIT_TERMINAL_PROMPT": "0"}, umask=0o077)
 
 
 def fetch(brain: Brain, remote: str, name: str) -> str:
@@ -94,7 +98,7 @@ def fetch(brain: Brain, remote: str, name: str) -> str:
     A pattern refspec: a remote without the ref yet is no error."""
     target = f"refs/agy-remotes/{name}/memory"
     spec = f"+{MEMORY_REF}*:{target}*"
-    proc = _git(brain, "fetch", "--quiet", "--no-tags", remote, spec)
+    proc = _git(brain, "fetch", "--quiet", "--no-tags", "--", remote, spec)
     if proc.returncode != 0:
         raise Failure(f"git fetch {remote} failed: {gitcli.last_line(proc.stderr)}")
     return target
@@ -145,7 +149,7 @@ def _merge_commit(
 def push(brain: Brain, remote: str) -> tuple[bool, bool]:
     """(pushed something, rejected because the remote moved). Never forces."""
     spec = f"{MEMORY_REF}:{MEMORY_REF}"
-    proc = _git(brain, "push", "--porcelain", "--no-verify", remote, spec)
+    proc = _git(brain, "push", "--porcelain", "--no-verify", "--", remote, spec)
     for line in proc.stdout.splitlines():
         match = _PORCELAIN_RE.match(line)
         if match is None or match.group(3) != MEMORY_REF:
