@@ -49,11 +49,21 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run(
-    layout: Layout, *args: str, env: dict[str, str] | None = None, timeout: float | None = None
+    layout: Layout,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`git ARGS…` for this repository; never reads stdin; raises Failure only if git is missing."""
+    """`git ARGS…` for this repository; stdin is `input` (else nothing: never the caller's);
+    raises Failure only if git is missing."""
     return run_in(
-        layout.gitdir, layout.workdir or layout.commondir, *args, env=env, timeout=timeout
+        layout.gitdir,
+        layout.workdir or layout.commondir,
+        *args,
+        env=env,
+        timeout=timeout,
+        input=input,
     )
 
 
@@ -73,7 +83,8 @@ def run_in(
             ["git", *args],
             cwd=cwd,
             env={**base, **(env or {})},
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if input is None else None,
+            input=input,
             capture_output=True,
             text=True,
             check=False,
