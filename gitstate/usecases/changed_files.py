@@ -1,6 +1,7 @@
 """Keep the changed_files section honest: derived from git, not guessed (post-commit hook).
 
-The task began at the HEAD recorded by its first snapshot; changed_files is
+The task began at the HEAD recorded by its first snapshot (carried on every snapshot as the
+`Agy-Task-Base` trailer, so this costs the same however long the chain is); changed_files is
 `git diff --name-status` from there to HEAD, at most five lines (four and `… and N more`).
 """
 
@@ -11,20 +12,9 @@ import subprocess
 from gitstate.document.patch import Patch, SetSection
 from gitstate.document.validate import LINE_LIMIT
 from gitstate.storage.gitcli import clean_env
-from gitstate.storage.snapshots import Store
 from gitstate.usecases import patch as patch_uc
-from gitstate.usecases.state import Written
+from gitstate.usecases.state import Written, task_base
 from gitstate.usecases.workspace import Workspace
-
-
-def task_base(store: Store, tip: str) -> str | None:
-    """The HEAD recorded by the first snapshot of the current task (None: before any commit)."""
-    first = None
-    for snap in store.walk(tip):
-        if store.state_blob(snap.commit) is None:
-            break  # a closing snapshot: the task began after it
-        first = snap
-    return first.head if first is not None else None
 
 
 def format_lines(name_status: str, limit: int = LINE_LIMIT) -> list[str]:

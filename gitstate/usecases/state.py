@@ -18,7 +18,7 @@ from gitstate.document.model import Document, render
 from gitstate.document.validate import check_text
 from gitstate.errors import Failure, SecretFound, WorkAtRisk
 from gitstate.storage import maintenance, view
-from gitstate.storage.snapshots import FORMAT_VERSION, compose_message
+from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
 from gitstate.usecases.workspace import Workspace
 
 MAX_ATTEMPTS = 20
@@ -324,9 +324,45 @@ def trailers(
     if branch:
         found.append(("Agy-Branch", branch))
     found.append(("Agy-Phase", phase))
+    found.append((TASK_BASE, _carried_task_base(ws.store, tip, head)))
     if session:
         found.append(("Agy-Session", session))
     return found
+
+
+TASK_BASE = "Agy-Task-Base"  # the HEAD the current task began at ("none": before any commit)
+
+
+def _carried_task_base(store: Store, tip: str | None, head: str | None) -> str:
+    """The task base a snapshot on `tip` carries: the tip's, or HEAD when a task starts here.
+
+    Carried forward on every snapshot so that post-commit reads it off the tip in O(1) instead of
+    walking the task back to its first snapshot (docs/hooks.md: the hooks cost the same at 10 and
+    at 100,000 snapshots).
+    """
+    if tip is None or store.state_blob(tip) is None:
+        return head or "none"
+    return task_base(store, tip) or "none"
+
+
+def task_base(store: Store, tip: str) -> str | None:
+    """The HEAD recorded when the task that `tip` belongs to began (None: before any commit).
+
+    Read from the tip's trailer; a chain written before the trailer existed is walked once (the
+    next snapshot carries the answer).
+    """
+    recorded = store.snapshot(tip).trailers.get(TASK_BASE)
+    if recorded:
+        return None if recorded == "none" else recorded
+    first = None
+    for snap in store.walk(tip):
+        if store.state_blob(snap.commit) is None:
+            break  # a closing snapshot: the task began after it
+        recorded = snap.trailers.get(TASK_BASE)
+        if recorded:
+            return None if recorded == "none" else recorded
+        first = snap
+    return first.head if first is not None else None
 
 
 def _refuse_secrets(text: str, before: Document | None, source: bytes | None) -> None:
