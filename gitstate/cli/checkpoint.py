@@ -11,15 +11,18 @@ from gitstate.usecases.workspace import Workspace
 
 @click.command()
 @click.option("-m", "--message", help="The tag's first line (default: the step in progress).")
+@click.option(
+    "--allow-secret", is_flag=True, help="Tag even if the message looks like a credential."
+)
 @json_option
-def checkpoint(message: str | None, as_json: bool) -> None:
+def checkpoint(message: str | None, allow_secret: bool, as_json: bool) -> None:
     """Mark the code (HEAD) and the state together with an annotated tag.
 
     The tag is named after the UTC time; unsaved STATE.md edits are saved first. Back to it:
     git agy-state restore TAG (the state), git switch --detach TAG (the code).
     """
     ws = Workspace.open()
-    result = checkpoints.create(ws, message)
+    result = checkpoints.create(ws, message, allow_secret)
     if as_json:
         emit_json(result.as_json())
         return

@@ -59,7 +59,7 @@ class Created(NamedTuple):
         return self.wanted if self.wanted != self.checkpoint.name else None
 
 
-def create(ws: Workspace, message: str | None = None) -> Created:
+def create(ws: Workspace, message: str | None = None, allow_secret: bool = False) -> Created:
     """Tag HEAD as `checkpoint-<UTC time>`, carrying the tip snapshot (the view saved first)."""
     store = ws.store
     head, _branch = store.head_info()
@@ -83,6 +83,8 @@ def create(ws: Workspace, message: str | None = None) -> Created:
         )
     tagger = store.signature("COMMITTER")
     text = (message or "").strip() or _default_subject(ws, snapshot)
+    if not allow_secret:
+        state.refuse_secret_in("checkpoint message", text)  # tags travel with sync and pre-push
     body = f"{text}\n\n{STATE_TRAILER}: {snapshot}\n"
     # One writer of checkpoint names at a time across this repository's work trees: libgit2
     # checks that a ref is absent before it takes the ref's lock, so two processes could

@@ -212,18 +212,18 @@ def write(
             changed = new.changed_keys(tip_doc) if tip_doc else _nonempty(new)
             new = new.with_stamp(now_stamp())
             text = render(new)
+            line = one_line(subject(changed))
             if not allow_secret:
                 _refuse_secrets(text, tip_doc, data)
+                refuse_secret_in("snapshot message", line)
             written = trailers(ws, tip, changed, session)
             over = _over_limit(text)
             if over:  # kept, not refused: a merge may break a limit; `check` says what to shrink
                 written.append(("Agy-Conflict", ", ".join(over)))
             commit = store.create_snapshot(
-                text.encode(), [tip] if tip else [], compose_message(subject(changed), written)
+                text.encode(), [tip] if tip else [], compose_message(line, written)
             )
-            if store.compare_and_swap(
-                layout.state_ref, tip, commit, f"agy-state: {subject(changed)}"
-            ):
+            if store.compare_and_swap(layout.state_ref, tip, commit, f"agy-state: {line}"):
                 kept = not _replace_view(ws, data, text.encode(), commit)
                 archived = None
                 finished = tip_doc is not None and tip_doc.steps() and not new.steps()
@@ -363,6 +363,25 @@ def task_base(store: Store, tip: str) -> str | None:
             return None if recorded == "none" else recorded
         first = snap
     return first.head if first is not None else None
+
+
+def one_line(text: str) -> str:
+    """A commit subject: one line, whatever was passed to -m (a newline could start a paragraph
+    that readers would take for trailers)."""
+    return " ".join(text.split())
+
+
+def refuse_secret_in(what: str, text: str) -> None:
+    """Refuse a message (commit subject, tag message) that carries a credential: messages travel
+    with the refs they describe (docs/secrets.md)."""
+    hits = secrets.scan(text)
+    if hits:
+        first = hits[0]
+        raise SecretFound(
+            f"refusing to write: the {what} looks like it holds a {first.kind}: {first.excerpt}",
+            hits,
+            hint="leave it out of -m, or pass --allow-secret if it is not a secret",
+        )
 
 
 def _refuse_secrets(text: str, before: Document | None, source: bytes | None) -> None:

@@ -242,7 +242,8 @@ def ensure_committed(layout: Layout, job_id: str, round_no: int) -> None:
 
 
 def subject_of(result: dict[str, Any]) -> str:
-    summary = " ".join(str(result.get("summary") or "").split())[:72]
+    # Redacted before it is cut: a cut token would no longer look like one (docs/secrets.md).
+    summary = " ".join(secrets.redact(str(result.get("summary") or ""))[0].split())[:72]
     head = f"job {result.get('job_id')} round {result.get('round')}: {result.get('state')}"
     return f"{head} — {summary}" if summary else head
 
