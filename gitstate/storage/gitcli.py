@@ -73,6 +73,7 @@ def run_in(
     *args: str,
     env: dict[str, str] | None = None,
     timeout: float | None = None,
+    input: str | None = None,
     umask: int = -1,
 ) -> subprocess.CompletedProcess[str]:
     """`git ARGS…` with GIT_DIR=gitdir (also for repositories without a Layout: the brain).
