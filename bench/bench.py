@@ -8,7 +8,7 @@ uses; the ratios of the minimums and of the CPU times are printed beside it.
 
     python bench/bench.py              # full run (about 2.5 minutes on 2 cores)
     python bench/bench.py --quick      # smoke run (~30 s): fewer repetitions, smaller fixtures
-    python bench/bench.py --only sync  # only these rows (repeatable): save hooks log size sync
+    python bench/bench.py --only sync  # only these rows (repeatable): save hooks log githooks size sync
 
 Standard library plus the project's own dependencies. Every fixture lives in one temporary
 directory removed at the end; every subprocess runs with a sealed git environment.
@@ -47,6 +47,7 @@ CLI = [sys.executable, "-m", "gitstate"]
 SYNC_SNAPSHOTS = 1_000  # row 4's target is defined at this size, so --quick keeps it too
 SYNC_EMAIL = "bench@example.com"
 SHORT_CHAIN = 20
+HOOK_CHAIN_FULL, HOOK_CHAIN_QUICK, HOOK_CHAIN_SHORT = 100_000, 5_000, 10
 LOG_LIMIT = 20
 WARMUP = 2
 
@@ -471,6 +472,7 @@ def build_chain(env: dict[str, str], path: Path, length: int, pack: bool = True)
     head, branch = store.head_info()
     trailers = [("Agy-Format", FORMAT_VERSION), ("Agy-Sections", "goal")]
     trailers += [("Agy-Head", head or ""), ("Agy-Branch", branch or ""), ("Agy-Phase", "IDLE")]
+    trailers += [(state_uc.TASK_BASE, head or "none")]  # as the tool writes every snapshot
     message = compose_message("save: goal", trailers)
     tip: str | None = None
     for n in range(length):
@@ -528,6 +530,31 @@ def rows_hooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
         )
     )
     return rows
+
+
+def rows_githooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+    """post-commit runs inside every `git commit`: its cost must not grow with the history."""
+    long_len = HOOK_CHAIN_FULL if plan is FULL else HOOK_CHAIN_QUICK
+    progress(f"row: building chains of {long_len:,} and {HOOK_CHAIN_SHORT} snapshots")
+    long_repo = build_chain(env, root / "hook-long", long_len)
+    short_repo = build_chain(env, root / "hook-short", HOOK_CHAIN_SHORT)
+    argv = [*CLI, "hook", "post-commit"]
+    for repo in (long_repo, short_repo):
+        tool(env, repo, "hook", "post-commit")  # the first run writes changed_files once
+    progress(f"row: hook post-commit, {plan.reps} pairs")
+    long_t, short_t = interleaved(
+        lambda: timed_run(argv, short_repo, env),
+        lambda: timed_run(argv, long_repo, env),
+        plan.reps,
+    )
+    return [
+        timed_row(
+            f"`hook post-commit` on a {long_len:,}-snapshot task (subprocess)",
+            (f"{long_len:,} snapshots", long_t),
+            (f"{HOOK_CHAIN_SHORT} snapshots", short_t),
+            target=1.1,
+        )
+    ]
 
 
 def rows_log(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
@@ -802,6 +829,7 @@ ROWS: dict[str, Callable[[dict[str, str], Path, Plan], list[Row]]] = {
     "save": rows_save,
     "hooks": rows_hooks,
     "log": rows_log,
+    "githooks": rows_githooks,
     "size": rows_size,
     "sync": rows_sync,
 }
