@@ -136,9 +136,12 @@ class TestResultLines:
         ]  # fmt: skip
         resumed = call._replace(conversation="c", schema_path=None, effort=None, model="m")
         assert Agent("claude", ("claude", "--x"), False).argv(resumed) == [
-            "claude", "--x", "-p", "P", "--output-format", "stream-json", "--verbose",
-            "--model", "m", "--resume", "c",
+            "claude", "--x", "-p", "--output-format", "stream-json", "--verbose",
+            "--model", "m", "--resume", "c", "--", "P",
         ]  # fmt: skip
+        dashed = call._replace(prompt="--model=x\nrest", schema_path=None)
+        assert Agent("agy", ("agy",), False).argv(dashed)[1:3] == ["-p", "\n--model=x\nrest"]
+        assert Agent("claude", ("claude",), False).argv(dashed)[-2:] == ["--", "--model=x\nrest"]
 
 
 class TestConfig:

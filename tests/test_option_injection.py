@@ -9,9 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Repo
+from jobs_support import Agents, agents, finish, jobs_repo, submit
 from memory_support import brain_git, ok
 
 from gitstate.storage.brain_layout import brain_path
+
+__all__ = ["agents", "jobs_repo"]  # fixtures
 
 
 def _marker_command(marker: Path) -> str:
@@ -54,3 +58,20 @@ class TestMemoryRemote:
             pushed.strip() == brain_git("rev-parse", "refs/agy/memory", brain=brain_path()).strip()
         )
         assert pushed.strip()
+
+
+class TestJobPlan:
+    """`job run --text '--…'`: the plan reaches the agent as its prompt, for either agent CLI."""
+
+    @pytest.mark.parametrize("agent", ["agy", "claude"])
+    @pytest.mark.parametrize("plan", ["--dangerously-do-x", "--model=evil", "-p"])
+    def test_a_plan_beginning_with_a_dash_is_the_prompt(
+        self, jobs_repo: Repo, agents: Agents, cli: Any, agent: str, plan: str
+    ) -> None:
+        jobs_repo.git("config", "agy.agent", agent)
+        job = submit(cli, plan)["job_id"]
+        [row] = finish(cli, job)
+        assert row["state"] == "done", row
+        [start] = agents.starts()
+        assert start["prompt"].lstrip("\n").startswith(plan + "\n")
+        assert not [e for e in agents.entries() if e["event"] == "refused"]

@@ -20,7 +20,9 @@ the prompt, one per line:
     @fake no-commit          change nothing
     @fake secret             put an AWS-looking key into the answer
 
-With FAKE_AGENT_LOG set, appends JSON lines {"event": "start"|"end", "t", "pid", "argv", "cwd"}.
+With FAKE_AGENT_LOG set, appends JSON lines {"event": "start"|"end"|"refused", "t", "pid",
+"argv", "cwd", "prompt"}. Its flags are parsed as the real CLI parses them (see `parse`): a
+prompt that begins with `-` given the wrong way is refused as an unknown option.
 `--version` prints a version; agy's `-p /usage` prints a usage answer.
 """
 
@@ -36,13 +38,12 @@ import uuid
 from pathlib import Path
 
 
-def log(event: str, argv: list[str]) -> None:
+def log(event: str, argv: list[str], prompt: str | None = None) -> None:
     path = os.environ.get("FAKE_AGENT_LOG")
     if not path:
         return
-    line = json.dumps(
-        {"event": event, "t": time.time(), "pid": os.getpid(), "argv": argv, "cwd": os.getcwd()}
-    )
+    entry = {"event": event, "t": time.time(), "pid": os.getpid(), "argv": argv}
+    line = json.dumps({**entry, "cwd": os.getcwd(), "prompt": prompt})
     with open(path, "a") as handle:
         handle.write(line + "\n")
 
@@ -52,27 +53,63 @@ def emit(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def parse(args: list[str]) -> dict[str, object]:
+VALUED = {
+    "--output-format",
+    "--model",
+    "--effort",
+    "--print-timeout",
+    "--json-schema",
+    "--conversation",
+    "--resume",
+}
+SWITCHES = {"--verbose", "--dangerously-skip-permissions", "--version"}
+
+
+class Refused(Exception):
+    """A command line the real CLI's parser refuses (the message is what it prints)."""
+
+
+def parse(flavour: str, args: list[str]) -> dict[str, object]:
+    """The command line as the real CLI parses it.
+
+    claude (commander): `-p`/`--print` is a switch and the prompt an operand; options and
+    operands mix; anything else that begins with `-` is an unknown option (exit 1); after `--`
+    everything is an operand. agy (Go-style flags): `-p` takes the next argument as its value
+    whatever it begins with; `-flag=value` too; an undefined flag is refused (exit 2)."""
     opts: dict[str, object] = {"flags": set()}
-    valued = {
-        "-p",
-        "--output-format",
-        "--model",
-        "--effort",
-        "--print-timeout",
-        "--json-schema",
-        "--conversation",
-        "--resume",
-    }
+    valued = VALUED if flavour == "claude" else VALUED | {"-p"}
+    switches = SWITCHES | {"-p", "--print"} if flavour == "claude" else SWITCHES
+    operands: list[str] = []
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg in valued:
+        name, eq, value = arg.partition("=")
+        if arg == "--":
+            operands += args[i + 1 :]
+            break
+        if not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+        elif eq and name in valued:
+            opts[name] = value
+        elif arg in valued:
+            if i + 1 >= len(args):
+                raise Refused(f"error: option '{arg}' argument missing")
             opts[arg] = args[i + 1]
-            i += 2
-        else:
-            opts["flags"].add(arg)  # type: ignore[union-attr]
             i += 1
+        elif arg in switches:
+            opts["flags"].add("-p" if arg == "--print" else arg)  # type: ignore[union-attr]
+        elif flavour == "claude":
+            raise Refused(f"error: unknown option '{arg}'")
+        else:
+            raise Refused(f"flag provided but not defined: {arg}")
+        i += 1
+    if flavour == "claude":
+        if len(operands) > 1:
+            raise Refused(f"error: too many arguments: {operands!r}")
+        if operands:
+            opts["-p"] = operands[0]
+    elif operands:
+        raise Refused(f"unexpected arguments: {operands!r}")
     return opts
 
 
@@ -87,7 +124,12 @@ def main() -> int:
     if args == ["--version"]:
         print(f"fake-{flavour} 1.2.3")
         return 0
-    opts = parse(args)
+    try:
+        opts = parse(flavour, args)
+    except Refused as refused:
+        log("refused", sys.argv)
+        sys.stderr.write(f"{refused}\n")
+        return 1 if flavour == "claude" else 2
     prompt = str(opts.get("-p", ""))
     if flavour == "agy" and prompt == "/usage":
         print(
@@ -110,7 +152,7 @@ def main() -> int:
             )
         )
         return 0
-    log("start", sys.argv)
+    log("start", sys.argv, prompt)
     directives: dict[str, str] = {}
     for line in prompt.splitlines():
         if line.startswith("@fake "):

@@ -2,8 +2,9 @@
 
 Two adapters. `agy` (Antigravity's CLI, the default) takes the prompt with `-p`, streams JSON
 lines, continues a conversation with `--conversation ID` and reads the result schema from a
-file. `claude` (Claude Code's print mode) streams JSON with `--verbose`, resumes a session with
-`--resume ID` and takes the schema as JSON text. Both end with one result line, read here in
+file. `claude` (Claude Code's print mode) takes the prompt as its last operand after `--`,
+streams JSON with `--verbose`, resumes a session with `--resume ID` and takes the schema as
+JSON text. Both end with one result line, read here in
 either shape: `{"type":"result",…}` or agy's envelope `{"event":"result","result":{…}}`.
 """
 
@@ -51,9 +52,15 @@ class Agent(NamedTuple):
         return self.command[0]
 
     def argv(self, call: Call) -> list[str]:
-        argv = [*self.command, "-p", call.prompt, "--output-format", "stream-json"]
+        """The agent's command line. The prompt is the user's plan first: it must never be read
+        as an option (docs/jobs.md, "The prompt is never an option")."""
         if self.kind == "claude":
-            argv.append("--verbose")  # print mode streams JSON only with --verbose
+            # Claude Code's -p is a switch and the prompt an operand; print mode streams JSON
+            # only with --verbose. The prompt goes last, after `--`.
+            argv = [*self.command, "-p", "--output-format", "stream-json", "--verbose"]
+        else:
+            argv = [*self.command, "-p", _option_value(call.prompt)]
+            argv += ["--output-format", "stream-json"]
         if call.model:
             argv += ["--model", call.model]
         if call.effort:
@@ -69,6 +76,8 @@ class Agent(NamedTuple):
             argv += ["--resume" if self.kind == "claude" else "--conversation", call.conversation]
         if self.skip_permissions:
             argv.append("--dangerously-skip-permissions")
+        if self.kind == "claude":
+            argv += ["--", call.prompt]
         return argv
 
     def version_argv(self) -> list[str]:
@@ -81,6 +90,14 @@ class Agent(NamedTuple):
         if self.kind == "claude":
             return [home / ".claude"]
         return [home / ".config" / "antigravity", home / ".gemini" / "antigravity-cli"]
+
+
+def _option_value(prompt: str) -> str:
+    """The prompt as the value of agy's `-p`. A Go-style flag parser takes the next argument
+    as the value whatever it begins with, but agy's parser is not documented: a prompt that
+    begins with `-` gets a leading newline, which no parser reads as an option and the model
+    reads as nothing."""
+    return "\n" + prompt if prompt.startswith("-") else prompt
 
 
 def result_of(event: Any) -> Outcome | None:
