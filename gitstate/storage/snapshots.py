@@ -261,19 +261,35 @@ class Store:
         if data is not None:
             blob = self.repo.create_blob(data)
             builder.insert(STATE_FILE, blob, pygit2.GIT_FILEMODE_BLOB)
-        tree = builder.write()
-        author = self.signature("AUTHOR")
-        committer = self.signature("COMMITTER")
-        oid = self.repo.create_commit(None, author, committer, message, tree, parents)
-        return str(oid)
+        return self._write_commit(builder.write(), parents, message)
 
     def commit_tree(self, tree: str | None, parents: list[str], message: str) -> str:
         """A commit of an existing tree (None: the empty tree); no ref moves."""
         tree_id = pygit2.Oid(hex=tree) if tree else self.repo.TreeBuilder().write()
+        return self._write_commit(tree_id, parents, message)
+
+    def _write_commit(self, tree: pygit2.Oid, parents: list[str], message: str) -> str:
+        """A commit, signed as git would sign it when the user signs commits (docs/sync.md,
+        "Signing"); with signing off, no program runs."""
         author = self.signature("AUTHOR")
         committer = self.signature("COMMITTER")
-        oid = self.repo.create_commit(None, author, committer, message, tree_id, parents)
-        return str(oid)
+        if not self._signs():
+            return str(self.repo.create_commit(None, author, committer, message, tree, parents))
+        from gitstate.storage import signing
+
+        values = {key: v for key in signing.KEYS if (v := self.config_value(key)) is not None}
+        who = signing.signer(values, f"{committer.name} <{committer.email}>")
+        assert who is not None
+        # pygit2's stubs say Oid; it returns the commit's text.
+        payload = str(self.repo.create_commit_string(author, committer, message, tree, parents))
+        signature = signing.sign(who, payload.encode("utf-8"))
+        return str(self.repo.create_commit_with_signature(payload, signature))
+
+    def _signs(self) -> bool:
+        try:
+            return bool(self.repo.config.get_bool("commit.gpgsign"))
+        except (KeyError, pygit2.GitError, ValueError):
+            return False
 
     def tree_of(self, commit: str) -> str:
         return str(self.repo[commit].peel(pygit2.Commit).tree_id)
