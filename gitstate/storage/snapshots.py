@@ -281,7 +281,11 @@ class Store:
         who = signing.signer(values, f"{committer.name} <{committer.email}>")
         assert who is not None
         # pygit2's stubs say Oid; it returns the commit's text.
-        payload = str(self.repo.create_commit_string(author, committer, message, tree, parents))
+        payload = str(
+            self.repo.create_commit_string(
+                author, committer, message, tree, list[str | pygit2.Oid](parents)
+            )
+        )
         signature = signing.sign(who, payload.encode("utf-8"))
         return str(self.repo.create_commit_with_signature(payload, signature))
 
