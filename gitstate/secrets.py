@@ -1,8 +1,10 @@
 """Credential scan for everything written into a git ref that may be pushed.
 
-A hit refuses the write and names the line; redact() blanks the values for job records.
+A hit refuses the write and names the line; redact() blanks the values for job records;
+scan_changed() is what a write checks: the whole new text, reporting only what the write adds.
 Known credential shapes only, never an entropy guess, so prose, hashes and UUIDs pass.
 Standard library only and regexes compiled on first use: hook paths import this cheaply.
+The formats, the false-alarm policy and the block rule: docs/secrets.md.
 """
 
 from __future__ import annotations
@@ -41,6 +43,29 @@ def scan_lines(lines: Iterable[tuple[int, str]]) -> list[SecretHit]:
     return _Scanner(text, [number for number, _ in pairs]).run().hits
 
 
+def scan_changed(new_text: str, old_text: str | None) -> list[SecretHit]:
+    """The hits in `new_text` that this write adds, relative to `old_text` (None: all of them).
+
+    The whole new text is scanned, so a key block whose BEGIN line was already there is
+    still seen whole; a hit is kept when its span touches a line that `old_text` does not
+    hold. A key block's span runs from its BEGIN line (or its first body line when the
+    BEGIN line is missing) to its END line; any other hit's span is its own line. Lines
+    are compared whole, with a trailing "\\r" dropped, wherever they sit in `old_text`.
+    """
+    result = _Scanner(new_text, None).run()
+    if old_text is None or not result.hits:
+        return result.hits
+    old = set(_lines(old_text))
+    fresh = [line not in old for line in _lines(new_text)]
+    starts = [0, *accumulate(map((1).__add__, map(len, new_text.split("\n"))))]
+    kept = []
+    for hit, (first, last) in zip(result.hits, result.extents, strict=True):
+        top, bottom = bisect_right(starts, first) - 1, bisect_right(starts, last) - 1
+        if any(fresh[top : bottom + 1]):
+            kept.append(hit)
+    return kept
+
+
 def redact(text: str) -> tuple[str, list[SecretHit]]:
     """`text` with each secret value replaced by [REDACTED], and the hits.
 
@@ -60,92 +85,375 @@ def redact(text: str) -> tuple[str, list[SecretHit]]:
 # --- rules -----------------------------------------------------------------------------
 #
 # Speed: `re` finds a pattern that starts with a literal by a fast substring search, but
-# tries one that starts with a look-behind or a class at every position (20x slower). So every pattern
-# here starts with a literal, word boundaries before a token are checked in Python, and
-# repeats are bounded: a search stays linear in the line whatever the input.
+# tries one that starts with a look-behind or a class at every position (20x slower). So
+# every finder, the only patterns run over the whole text, starts with a literal; the rules
+# run only on the lines a finder picked. Word boundaries before a token are checked in
+# Python, and repeats are bounded: a search stays linear in the line whatever the input.
 
 # A line reaches the rules only if one of these matches in it (searched in the lowered
 # text, each a literal first, then enough of the shape to skip the harmless mentions:
 # "task-runner", "input_tokens", a URL without a password). The family names the rules
 # that may fire there; the assignment keywords below are finders too.
 _FINDERS: tuple[tuple[str, str, str], ...] = (
-    # (family, a literal the pattern needs, pattern): on a small text the literal is looked
-    # for first, so a clean STATE.md compiles no pattern at all.
+    # (family, a literal the pattern needs, pattern): the literal is looked for first, so a
+    # clean STATE.md compiles no pattern at all. Grouped as the token rules below are.
     ("aws", "akia", "akia[a-z0-9]{16}"),
     ("aws", "asia", "asia[a-z0-9]{16}"),
     ("github", "gh", "gh[pousr]_[a-z0-9]{36}"),
     ("github", "github_pat_", "github_pat_"),
-    ("gitlab", "glpat-", "glpat-"),
-    ("slack", "xox", "xox[abposr]-"),
+    ("gitlab", "gl", "gl(?:pat|oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-"),
+    ("gitlab", "gr1348941", "gr1348941"),
+    ("slack", "xox", "xox[abposre][.-]"),
     ("slack", "xapp-", "xapp-"),
     ("slack", "hooks.slack.com/", r"hooks\.slack\.com/"),
     ("sk", "sk-", "sk-[a-z0-9_-]{20}"),
     ("google", "aiza", "aiza[a-z0-9_-]{35}"),
+    ("google", "gocspx-", "gocspx-"),
+    ("google", "ya29.", r"ya29\."),
     ("stripe", "k_live_", "k_live_"),
+    ("stripe", "whsec_", "whsec_"),
     ("npm", "npm_", "npm_[a-z0-9]{36}"),
+    ("pypi", "pypi-age", "pypi-age"),
+    ("sendgrid", "sg.", r"sg\.[a-z0-9_-]{22}\."),
+    ("twilio", "sk", "sk[0-9a-f]{32}"),
+    ("twilio", "ac", "ac[0-9a-f]{32}"),
+    ("huggingface", "hf_", "hf_[a-z0-9]{34}"),
+    ("huggingface", "api_org_", "api_org_"),
+    ("shopify", "shp", "shp(?:at|ca|pa|ss)_"),
+    ("digitalocean", "_v1_", "do[opr]_v1_"),
+    ("vault", "hv", r"hv[sbr]\."),
+    ("grafana", "glc_", "glc_"),
+    ("grafana", "glsa_", "glsa_"),
+    ("linear", "lin_api_", "lin_api_"),
+    ("databricks", "dapi", "dapi[0-9a-f]{32}"),
+    ("postman", "pmak-", "pmak-"),
+    ("doppler", "dp.", r"dp\.(?:pt|st|sa|ct|scim|audit)\."),
+    ("age", "age-secret-key-1", "age-secret-key-1"),
+    ("mailgun", "key-", "key-[0-9a-f]{32}"),
+    ("atlassian", "tt3", "at[ac]tt3"),
+    ("atlassian", "atbb", "atbb"),
+    ("sentry", "sntry", "sntry[su]_"),
+    ("heroku", "hrku-", "hrku-"),
+    ("pulumi", "pul-", "pul-[0-9a-f]{40}"),
+    ("square", "sq0", "sq0(?:atp|csp)-"),
+    ("square", "eaaa", "eaaa"),
+    ("docker", "dckr_", "dckr_(?:pat|oat)_"),
+    ("tailscale", "tskey-", "tskey-"),
+    ("groq", "gsk_", "gsk_"),
+    ("xai", "xai-", "xai-"),
+    ("replicate", "r8_", "r8_"),
+    ("supabase", "sbp_", "sbp_"),
+    ("newrelic", "nrak-", "nrak-"),
+    ("brevo", "xkeysib-", "xkeysib-"),
+    ("terraform", ".atlasv1.", r"\.atlasv1\."),
+    ("alibaba", "ltai", "ltai"),
+    ("onepassword", "ops_eyj", "ops_eyj"),
+    ("planetscale", "pscale_", "pscale_(?:tkn|pw|oauth)_"),
+    ("figma", "figd_", "figd_"),
+    ("notion", "ntn_", "ntn_"),
+    ("notion", "secret_", "secret_[a-z0-9]{43}"),
+    ("twitter", "aaaaaaaaaaaaaaaaaaaaa", "a{21}[a-z0-9%]"),
+    ("mailchimp", "-us", "-us[0-9]"),
+    ("azuread", "q~", "q~"),
+    ("telegram", ":", ":[a-z0-9_-]{35}"),
+    ("discord", ".", r"\.[a-z0-9_-]{6}\.[a-z0-9_-]{27}"),
+    ("vaultold", "s.", r"s\.[a-z0-9]{24}"),
     ("jwt", "eyj", r"eyj[a-z0-9_-]{8,4096}\.eyj"),
-    ("block", "private key", "private key"),
     ("azure", "accountkey=", "accountkey="),
     ("azure", "sharedaccesskey=", "sharedaccesskey="),
+    ("azure", "sig=", "sig="),
+    ("block", "private key", "private key"),
+    ("body", "m", "m(?:i[igh]|hcc|c4c)[a-z0-9+/]{37}"),
+    ("body", "b3blbnnzac1rzxktdj", "b3blbnnzac1rzxktdj"),
     ("url", "://", r"://[^\s:/?#@]{0,128}:[^\s/?#]{1,256}@"),
+    ("curl", "curl", r"curl[ \t]"),
     ("authorization", "authorization", "authorization[\"']?[ \t]*[:=]"),
 )
 
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_BASE64 = _ALNUM | frozenset("+/")
+_DOTTED_TOKEN = _TOKEN_CHARS | frozenset(".~")
+_NONE: frozenset[str] = frozenset()
 _END = r"(?![A-Za-z0-9_-])"
 
-# (family, kind, pattern, characters that may not come just before the match). Order
-# matters: a value overlapping one already found on the line is dropped, so these
-# specific shapes win over the URL and assignment rules below.
-_TOKEN_RULES: tuple[tuple[str, str, str, frozenset[str]], ...] = (
-    ("aws", "AWS access key id", r"A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])", _ALNUM),
-    ("github", "GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,251}" + _END, _TOKEN_CHARS),
-    ("github", "GitHub token", r"github_pat_[A-Za-z0-9_]{22,244}" + _END, _TOKEN_CHARS),
-    ("gitlab", "GitLab token", r"glpat-[A-Za-z0-9_-]{20,100}" + _END, _TOKEN_CHARS),
-    ("slack", "Slack token", r"x(?:ox[abposr]|app)-[A-Za-z0-9-]{10,250}" + _END, _TOKEN_CHARS),
+# (family, kind, pattern, characters that may not come just before the match, check on
+# the value's random part: group "t" when the pattern has one, else the whole value).
+# Checks: "mixed" wants upper and lower case, "random" two of upper, lower and digits,
+# "vault" all three, "discord" a first part that is a base64 user id. Order matters: a
+# value overlapping one already found on the line is dropped, so these specific shapes
+# win over the URL and assignment rules below.
+_TOKEN_RULES: tuple[tuple[str, str, str, frozenset[str], str], ...] = (
+    ("aws", "AWS access key id", r"A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])", _ALNUM, ""),
+    ("github", "GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,251}" + _END, _TOKEN_CHARS, ""),
+    ("github", "GitHub token", r"github_pat_[A-Za-z0-9_]{22,244}" + _END, _TOKEN_CHARS, ""),
+    (
+        "gitlab",
+        "GitLab token",
+        r"gl(?:pat|oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-"
+        r"(?P<t>[A-Za-z0-9_-]{20,300}(?:\.[A-Za-z0-9_-]{1,100}){0,4})" + _END,
+        _TOKEN_CHARS,
+        "random",
+    ),
+    ("gitlab", "GitLab token", r"GR1348941(?P<t>[A-Za-z0-9_-]{20,100})" + _END, _ALNUM, "random"),
+    (
+        "slack",
+        "Slack token",
+        r"x(?:ox[abposre]|app)-[A-Za-z0-9-]{10,250}" + _END,
+        _TOKEN_CHARS,
+        "",
+    ),
+    ("slack", "Slack token", r"xoxe\.xox[bp]-[A-Za-z0-9-]{10,250}" + _END, _TOKEN_CHARS, ""),
     (
         "slack",
         "Slack webhook URL",
         r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,300})",
-        frozenset(),
+        _NONE,
+        "",
     ),
-    ("sk", "Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,250}" + _END, _TOKEN_CHARS),
+    ("sk", "Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,250}" + _END, _TOKEN_CHARS, ""),
     (
         "sk",
         "OpenAI API key",
         r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,250}" + _END,
         _TOKEN_CHARS,
+        "",
     ),
     # The old form has no dashes after "sk-", so kebab-case words never match it.
-    ("sk", "OpenAI API key", r"sk-[A-Za-z0-9]{20,250}" + _END, _TOKEN_CHARS),
-    ("google", "Google API key", r"AIza[0-9A-Za-z_-]{35}" + _END, _TOKEN_CHARS),
-    ("stripe", "Stripe live key", r"sk_live_[A-Za-z0-9]{20,250}" + _END, _TOKEN_CHARS),
-    ("stripe", "Stripe live key", r"rk_live_[A-Za-z0-9]{20,250}" + _END, _TOKEN_CHARS),
-    ("npm", "npm token", r"npm_[A-Za-z0-9]{36}" + _END, _TOKEN_CHARS),
+    ("sk", "OpenAI API key", r"sk-[A-Za-z0-9]{20,250}" + _END, _TOKEN_CHARS, ""),
+    ("google", "Google API key", r"AIza[0-9A-Za-z_-]{35}" + _END, _TOKEN_CHARS, ""),
+    ("google", "Google OAuth client secret", r"GOCSPX-[A-Za-z0-9_-]{28}" + _END, _ALNUM, ""),
+    (
+        "google",
+        "Google OAuth access token",
+        r"ya29\.(?P<t>[A-Za-z0-9_-]{30,2048})" + _END,
+        _TOKEN_CHARS,
+        "random",
+    ),
+    ("stripe", "Stripe live key", r"[sr]k_live_[A-Za-z0-9]{20,250}" + _END, _TOKEN_CHARS, ""),
+    (
+        "stripe",
+        "Stripe webhook secret",
+        r"whsec_(?P<t>[A-Za-z0-9+/=]{32,100})(?![A-Za-z0-9+/=])",
+        _TOKEN_CHARS,
+        "random",
+    ),
+    ("npm", "npm token", r"npm_[A-Za-z0-9]{36}" + _END, _TOKEN_CHARS, ""),
+    ("pypi", "PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,2000}" + _END, _TOKEN_CHARS, ""),
+    (
+        "sendgrid",
+        "SendGrid API key",
+        r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END,
+        _DOTTED_TOKEN,
+        "",
+    ),
+    ("twilio", "Twilio key", r"(?:SK|AC)(?P<t>[0-9a-f]{32})(?![A-Za-z0-9])", _ALNUM, "random"),
+    (
+        "huggingface",
+        "Hugging Face token",
+        r"(?:hf|api_org)_(?P<t>[A-Za-z0-9]{34,40})" + _END,
+        _TOKEN_CHARS,
+        "mixed",
+    ),
+    ("shopify", "Shopify token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _END, _TOKEN_CHARS, ""),
+    ("digitalocean", "DigitalOcean token", r"do[opr]_v1_[a-f0-9]{64}" + _END, _TOKEN_CHARS, ""),
+    (
+        "vault",
+        "Vault token",
+        r"hv[sbr]\.(?P<t>[A-Za-z0-9_-]{24,1024})" + _END,
+        _DOTTED_TOKEN,
+        "mixed",
+    ),
+    (
+        "grafana",
+        "Grafana token",
+        r"glc_[A-Za-z0-9+/]{32,1024}={0,2}(?![A-Za-z0-9+/=])",
+        _TOKEN_CHARS,
+        "",
+    ),
+    (
+        "grafana",
+        "Grafana token",
+        r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}" + _END,
+        _TOKEN_CHARS,
+        "",
+    ),
+    ("linear", "Linear API key", r"lin_api_(?P<t>[A-Za-z0-9]{40})" + _END, _TOKEN_CHARS, "random"),
+    ("databricks", "Databricks token", r"dapi[a-f0-9]{32}(?:-[0-9])?" + _END, _TOKEN_CHARS, ""),
+    ("postman", "Postman API key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + _END, _TOKEN_CHARS, ""),
+    (
+        "doppler",
+        "Doppler token",
+        r"dp\.(?:pt|st|sa|ct|scim|audit)\.(?P<t>[A-Za-z0-9]{40,44})" + _END,
+        _DOTTED_TOKEN,
+        "mixed",
+    ),
+    (
+        "age",
+        "age secret key",
+        r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}" + _END,
+        _TOKEN_CHARS,
+        "",
+    ),
+    ("mailgun", "Mailgun API key", r"key-[a-f0-9]{32}" + _END, _ALNUM, ""),
+    (
+        "atlassian",
+        "Atlassian API token",
+        r"AT[AC]TT3(?P<t>[A-Za-z0-9_=-]{60,300})" + _END,
+        _TOKEN_CHARS,
+        "mixed",
+    ),
+    (
+        "atlassian",
+        "Bitbucket app password",
+        r"ATBB(?P<t>[A-Za-z0-9]{28,40})" + _END,
+        _TOKEN_CHARS,
+        "mixed",
+    ),
+    (
+        "sentry",
+        "Sentry token",
+        r"sntrys_eyJ[A-Za-z0-9_+/=-]{40,1000}|sntryu_[a-f0-9]{64}" + _END,
+        _TOKEN_CHARS,
+        "",
+    ),
+    (
+        "heroku",
+        "Heroku API key",
+        r"HRKU-(?P<t>[A-Za-z0-9_-]{40,100})" + _END,
+        _TOKEN_CHARS,
+        "random",
+    ),
+    ("pulumi", "Pulumi token", r"pul-[a-f0-9]{40}" + _END, _TOKEN_CHARS, ""),
+    (
+        "square",
+        "Square token",
+        r"sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}" + _END,
+        _TOKEN_CHARS,
+        "",
+    ),
+    (
+        "square",
+        "Square token",
+        r"EAAA(?P<t>[A-Za-z0-9_+=-]{60})(?![A-Za-z0-9_+=/-])",
+        _BASE64 | _TOKEN_CHARS,
+        "mixed",
+    ),
+    (
+        "docker",
+        "Docker Hub token",
+        r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,40}" + _END,
+        _TOKEN_CHARS,
+        "",
+    ),
+    (
+        "tailscale",
+        "Tailscale key",
+        r"tskey-[a-z]{3,8}-(?P<t>[A-Za-z0-9-]{20,100})" + _END,
+        _TOKEN_CHARS,
+        "random",
+    ),
+    ("groq", "Groq API key", r"gsk_(?P<t>[A-Za-z0-9]{48,56})" + _END, _TOKEN_CHARS, "mixed"),
+    ("xai", "xAI API key", r"xai-(?P<t>[A-Za-z0-9]{70,90})" + _END, _TOKEN_CHARS, "mixed"),
+    ("replicate", "Replicate token", r"r8_(?P<t>[A-Za-z0-9]{37})" + _END, _TOKEN_CHARS, "mixed"),
+    ("supabase", "Supabase token", r"sbp_[a-f0-9]{40}" + _END, _TOKEN_CHARS, ""),
+    ("newrelic", "New Relic key", r"NRAK-[A-Z0-9]{27}" + _END, _TOKEN_CHARS, ""),
+    ("brevo", "Brevo API key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}" + _END, _TOKEN_CHARS, ""),
+    (
+        "terraform",
+        "Terraform Cloud token",
+        r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,80}" + _END,
+        _TOKEN_CHARS,
+        "",
+    ),
+    (
+        "alibaba",
+        "Alibaba Cloud key id",
+        r"LTAI(?P<t>[A-Za-z0-9]{12,20})(?![A-Za-z0-9])",
+        _ALNUM,
+        "mixed",
+    ),
+    (
+        "onepassword",
+        "1Password service account token",
+        r"ops_eyJ[A-Za-z0-9+/=_-]{100,4000}",
+        _TOKEN_CHARS,
+        "",
+    ),
+    (
+        "planetscale",
+        "PlanetScale token",
+        r"pscale_(?:tkn|pw|oauth)_(?P<t>[A-Za-z0-9_.=-]{32,64})" + _END,
+        _TOKEN_CHARS,
+        "random",
+    ),
+    ("figma", "Figma token", r"figd_(?P<t>[A-Za-z0-9_-]{40})" + _END, _TOKEN_CHARS, "random"),
+    ("notion", "Notion token", r"ntn_(?P<t>[A-Za-z0-9]{46})" + _END, _TOKEN_CHARS, "mixed"),
+    ("notion", "Notion token", r"secret_(?P<t>[A-Za-z0-9]{43})" + _END, _TOKEN_CHARS, "mixed"),
+    (
+        "twitter",
+        "Twitter bearer token",
+        r"A{21,22}(?P<t>[A-Za-z0-9%]{30,200})" + _END,
+        _TOKEN_CHARS,
+        "random",
+    ),
+    ("mailchimp", "Mailchimp API key", r"[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", _ALNUM, ""),
+    (
+        "azuread",
+        "Azure AD client secret",
+        r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~-])(?!\.[A-Za-z0-9_~-])",
+        _DOTTED_TOKEN,
+        "",
+    ),
+    (
+        "telegram",
+        "Telegram bot token",
+        r"[0-9]{8,10}:(?P<t>[A-Za-z0-9_-]{35})" + _END,
+        _ALNUM,
+        "mixed",
+    ),
+    (
+        "discord",
+        "Discord bot token",
+        r"(?P<t>[MNO][A-Za-z0-9_-]{22,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}" + _END,
+        _DOTTED_TOKEN,
+        "discord",
+    ),
+    # Vault's older service tokens: "s." and 24 characters; the check keeps prose out.
+    (
+        "vaultold",
+        "Vault token",
+        r"s\.(?P<t>[A-Za-z0-9]{24})(?![A-Za-z0-9_.-])",
+        _DOTTED_TOKEN,
+        "vault",
+    ),
     (
         "jwt",
         "JSON web token",
         r"eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{16,4096}" + _END,
         _TOKEN_CHARS,
+        "",
     ),
     (
         "private",
         "GCP service-account private key",
         r'"private_key"[ \t]*:[ \t]*"(?P<v>[^"]{20,8192})',
-        frozenset(),
+        _NONE,
+        "",
     ),
     (
         "azure",
         "Azure storage key",
-        r"AccountKey=(?P<v>[A-Za-z0-9+/]{20,200}={0,2})",
+        r"(?:Account|SharedAccess)Key=(?P<v>[A-Za-z0-9+/]{20,200}={0,2})",
         _ALNUM,
+        "",
     ),
     (
         "azure",
-        "Azure storage key",
-        r"SharedAccessKey=(?P<v>[A-Za-z0-9+/]{20,200}={0,2})",
-        _ALNUM,
+        "Azure SAS signature",
+        r"[?&;]sig=(?P<v>(?P<t>[A-Za-z0-9%+/]{30,200})(?:%3D|=){0,2})",
+        _NONE,
+        "random",
     ),
 )
 
@@ -155,6 +463,18 @@ _BLOCK_END = r"----(?:- ?| )END "  # the SSH2 form uses four dashes and spaces
 _BLOCK_BODY = r"[A-Za-z0-9+/=]{1,200}"  # one line of base64
 _BLOCK_HEADER = r"[A-Za-z][A-Za-z0-9-]{0,40}:.{0,300}"  # Proc-Type:, DEK-Info:, Comment:, …
 _KEY_MATERIAL = r"[A-Za-z0-9+/]{20}"
+# A key body whose BEGIN line is missing: base64 (and "\n" escapes) opening as a private
+# key's DER does (a SEQUENCE, then version 0 to 3, checked after decoding) or as an
+# OpenSSH key does ("openssh-key-v1"). Certificates and public keys open otherwise.
+_DER_START = r"(?:MI[IGH]|MHcC|MC4C|b3BlbnNzaC1rZXktdj)(?:[A-Za-z0-9+/=]|\\[nr]){37,16384}"
+_OPENSSH = "b3BlbnNzaC1rZXktdj"
+
+# curl's credentials: -u/--user/-U/--proxy-user (alone or ending a cluster: -su), then
+# user:password, searched in the line after "curl".
+_CURL_USER = (
+    r"(?:^|[ \t])(?:-[A-Za-z]*[uU]|--user|--proxy-user)(?:[ \t]+|=)(?P<q>[\"']?)"
+    r"(?P<u>[^\s:\"'`]{0,128}):(?P<v>[^\s\"'`]{1,256})"
+)
 
 # After "://" (the scheme is checked in Python): user, ":", password, "@", a host. The
 # password may hold a raw "@"; backtracking to the last one is bounded by {1,256}.
@@ -168,10 +488,11 @@ _BEARER_VALUE = r"[A-Za-z0-9._~+/=-]{8,4096}"
 # An assignment is found from the end of its name, just before the separator (searched
 # in the lowered line): *_SECRET*, *_TOKEN, *_PASSWORD, *_API_KEY… but not MAX_TOKENS or
 # SECRET_ROTATION_DAYS. The start of the name is then found in Python.
-_SEPARATOR = r"(?=[\"']?[ \t]*(?::=|=>|=(?!=)|:(?![:/])))"
+_SEPARATOR = r"(?=(?:\\?[\"'])?[ \t]*(?::=|=>|=(?!=)|:(?![:/])))"
 _KEYWORDS: tuple[tuple[str, str, str, str], ...] = (
-    # (family, kind, literal, pattern)
-    ("password", "password assignment", "pass", "pass(?:w(?:or)?d|phrase)"),
+    # (family, kind, literal, pattern). A bare "pass", "key" and "creds" end many names
+    # that hold no secret (bypass, sort_key, credentials: "include"): see _assignments.
+    ("password", "password assignment", "pass", "pass(?:w(?:or)?d|phrase)?"),
     ("pwd", "password assignment", "pwd", "pwd"),
     ("token", "token assignment", "token", "token"),
     ("apikey", "API key assignment", "api", "api[_.-]?key"),
@@ -183,12 +504,28 @@ _KEYWORDS: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("private", "secret assignment", "private", "private[_.-]?key"),
     ("authkey", "secret assignment", "auth", "auth[_.-]?key"),
+    ("key", "secret assignment", "key", "key"),
+    ("cred", "credentials assignment", "cred", "cred(?:ential)?s?"),
 )
-# …then this reads an optional closing quote, the separator and a "…", '…' or bare value
-# from the original line.
+# A *_KEY name whose first part says the key is an index, a public key or an id.
+# fmt: off
+_NOT_SECRET_KEYS = frozenset(
+    {
+        "sort", "primary", "foreign", "partition", "cache", "routing", "hot", "lookup",
+        "idempotency", "dedup", "dedupe", "unique", "composite", "index", "hash", "public",
+        "publishable", "pub", "gpg", "pgp", "group", "row", "column", "field", "map", "object",
+        "s3", "bucket", "shard", "message", "label", "translation", "i18n", "react", "query",
+        "host", "dict", "range", "sequence", "cursor", "page", "lock", "trace", "item", "list",
+    }
+)
+# fmt: on
+# …then this reads an optional closing quote, the separator and a "…", '…', JSON-escaped
+# \"…\" or bare value from the original line. A bare value stops at a \n, \t, \r or \"
+# escape, so the rest of an escaped JSON string is not taken for the value.
 _ASSIGN_REST = (
-    r"[\"']?(?P<sp>[ \t]*)(?P<s>:=|=>|=(?!=)|:(?![:/]))[ \t]*"
-    r"(?:\"(?P<dq>[^\"\n]{0,512})\"|'(?P<sq>[^'\n]{0,512})'|(?P<b>[^\s\"'`,;&]{1,512}))"
+    r"(?:\\?[\"'])?(?P<sp>[ \t]*)(?P<s>:=|=>|=(?!=)|:(?![:/]))[ \t]*"
+    r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n]){0,512})\\\"|\"(?P<dq>[^\"\n]{0,512})\""
+    r"|'(?P<sq>[^'\n]{0,512})'|(?P<b>(?:[^\s\"'`,;&\\]|\\(?![nrt\"\\])){1,512}))"
 )
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NAME_MAX = 80
@@ -234,8 +571,8 @@ _ALL_FINDERS = _FINDERS + tuple(
 )
 _RANK = {family: rank for rank, (family, _, _) in enumerate(_ALL_FINDERS)}  # rule order
 _TOKENS_BY_FAMILY = {
-    family: [(kind, p, before) for f, kind, p, before in _TOKEN_RULES if f == family]
-    for family, _, _, _ in _TOKEN_RULES
+    family: [(kind, p, before, check) for f, kind, p, before, check in _TOKEN_RULES if f == family]
+    for family, _, _, _, _ in _TOKEN_RULES
 }
 _KEYWORDS_BY_FAMILY = {family: (kind, p + _SEPARATOR) for family, kind, _, p in _KEYWORDS}
 
@@ -315,10 +652,72 @@ def _lower(text: str) -> str:
     return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)  # e.g. "İ"
 
 
+def _lines(text: str) -> list[str]:
+    """The lines as the scanner sees them: split at "\n", a trailing "\r" dropped."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
+def _after_escape(line: str, at: int) -> bool:
+    """Whether `at` follows a \n, \r or \t escape, which ends a word in JSON-escaped text."""
+    return at >= 2 and line[at - 1] in "nrt" and line[at - 2] == "\\"
+
+
+def _check(value: str, check: str) -> bool:
+    """A token rule's check on the random part of a value (see _TOKEN_RULES)."""
+    upper = any(ch.isupper() for ch in value)
+    lower = any(ch.islower() for ch in value)
+    digit = any(ch.isdigit() for ch in value)
+    if check == "mixed":
+        return upper and lower
+    if check == "random":
+        return upper + lower + digit >= 2
+    if check == "vault":
+        return upper and lower and digit
+    if check == "discord":
+        return _is_user_id(value)
+    return True
+
+
+def _is_user_id(part: str) -> bool:
+    """Whether a Discord token's first part is base64 of a user id (17 to 20 digits)."""
+    import binascii  # a built-in module; only a Discord-shaped value gets here
+
+    try:
+        raw = binascii.a2b_base64(part.replace("-", "+").replace("_", "/") + "==")
+    except (binascii.Error, ValueError):
+        return False
+    return 17 <= len(raw) <= 20 and raw.isdigit()
+
+
+def _is_private_der(b64: str) -> bool:
+    """Whether base64 opens a private key: OpenSSH's magic or DER for PKCS#1/#8, SEC1, PFX.
+
+    DER: a SEQUENCE, its length, INTEGER version 0 to 3, then an INTEGER, SEQUENCE or
+    OCTET STRING. A certificate or public key puts a SEQUENCE where the version would be.
+    """
+    if b64.startswith(_OPENSSH):
+        return True
+    import binascii
+
+    try:
+        raw = binascii.a2b_base64(b64[:16])
+    except (binascii.Error, ValueError):
+        return False
+    if len(raw) < 12 or raw[0] != 0x30:
+        return False
+    head = 2 if raw[1] < 0x80 else 2 + (raw[1] & 0x7F)
+    if head > 5:
+        return False
+    version = raw[head : head + 3]
+    return version[:2] == b"\x02\x01" and version[2] <= 3 and raw[head + 3] in (0x02, 0x30, 0x04)
+
+
 class _Result:
     def __init__(self) -> None:
         self.hits: list[SecretHit] = []
         self.spans: list[tuple[int, int]] = []  # offsets in the text to replace by REDACTED
+        # for each hit, the offsets of the start of its first line and the end of its last
+        self.extents: list[tuple[int, int]] = []
 
 
 class _Scanner:
@@ -333,11 +732,10 @@ class _Scanner:
         low = self.low
         lines: dict[int, set[str]] = {}  # line index -> families
         ends: list[int] = []  # ends[i]: offset where line i + 1 starts (built on first hit)
-        # On a small text (a STATE.md, a note) `literal in low` saves compiling patterns;
-        # on a big one it would only double the passes over the text.
-        small = len(low) <= 65536
         for family, literal, finder in _ALL_FINDERS:
-            if small and literal not in low:
+            # `in` is a fast substring search that stops at the first occurrence; most
+            # literals are absent, and then their pattern is never compiled or run.
+            if literal not in low:
                 continue
             search = _rx(finder).search
             m = search(low)
@@ -365,26 +763,37 @@ class _Scanner:
             line, low = self.text[start:end], self.low[start:end]
             found: _Found = []
             reported: list[tuple[int, str]] = []  # (column, kind) of hits with no value
+            reach: dict[str, int] = {}  # kind -> where a hit spanning lines ends
             ordered = sorted(families, key=_RANK.__getitem__)  # the rules' order
             for family in ordered:
                 if family in _TOKENS_BY_FAMILY:
                     self._tokens(line, _TOKENS_BY_FAMILY[family], found)
             if "block" in families:
-                skip_to = max(skip_to, self._blocks(line, next_line, found, reported))
+                skip_to = max(skip_to, self._blocks(line, next_line, found, reported, reach))
+            if "body" in families:
+                skip_to = max(skip_to, self._bare_body(line, next_line, found, reach))
             if "url" in families:
                 self._urls(line, found)
+            if "curl" in families:
+                self._curl(line, low, found)
             if "authorization" in families:
                 self._bearer(line, low, found)
-            keywords = [_KEYWORDS_BY_FAMILY[f] for f in ordered if f in _KEYWORDS_BY_FAMILY]
+            keywords = [(f, *_KEYWORDS_BY_FAMILY[f]) for f in ordered if f in _KEYWORDS_BY_FAMILY]
             if keywords:
                 self._assignments(line, low, keywords, found)
             if found or reported:
-                self._record(index, start, line, found, reported)
+                self._record(index, start, line, found, reported, reach)
         self.result.spans.sort()
         return self.result
 
     def _record(
-        self, index: int, start: int, line: str, found: _Found, reported: list[tuple[int, str]]
+        self,
+        index: int,
+        start: int,
+        line: str,
+        found: _Found,
+        reported: list[tuple[int, str]],
+        reach: dict[str, int],
     ) -> None:
         spans = sorted((s, e) for s, e, _ in found)
         self.result.spans.extend((start + s, start + e) for s, e in spans)
@@ -395,20 +804,24 @@ class _Scanner:
             if kind not in seen:  # at most one hit per line per kind
                 seen.add(kind)
                 self.result.hits.append(SecretHit(number, kind, excerpt))
+                self.result.extents.append((start, reach.get(kind, start + len(line))))
 
     def _tokens(
         self,
         line: str,
-        rules: list[tuple[str, str, frozenset[str]]],
+        rules: list[tuple[str, str, frozenset[str], str]],
         found: _Found,
     ) -> None:
-        for kind, source, before in rules:
+        for kind, source, before, check in rules:
             pattern = _rx(source)
             for m in pattern.finditer(line):
-                if m.start() > 0 and line[m.start() - 1] in before:
+                at = m.start()
+                if at > 0 and line[at - 1] in before and not _after_escape(line, at):
                     continue  # inside a longer word: "task-…" is not "sk-…"
                 group = "v" if "v" in pattern.groupindex else 0
                 value = m.group(group)
+                if check and not _check(m.group("t") or value, check):
+                    continue
                 if kind.startswith("GCP") and not (
                     "PRIVATE KEY" in value or _rx(_KEY_MATERIAL).search(value)
                 ):
@@ -417,7 +830,12 @@ class _Scanner:
                     _claim(found, m.start(group), m.end(group), kind)
 
     def _blocks(
-        self, line: str, next_line: int, found: _Found, reported: list[tuple[int, str]]
+        self,
+        line: str,
+        next_line: int,
+        found: _Found,
+        reported: list[tuple[int, str]],
+        reach: dict[str, int],
     ) -> int:
         """Report a key block starting on this line; return the offset its body ends at.
 
@@ -436,22 +854,50 @@ class _Scanner:
                 continue
             if end_marker or rest.replace("\\n", "").strip(" \t\"',"):
                 continue  # BEGIN…END with nothing between, or prose after the marker
-            body = self._block_body(next_line)
+            body, last = self._block_body(next_line, headers=True)
             if body and not any(s < m.end() and m.start() < e for s, e, _ in found):
                 reported.append((m.start(), kind))
+                reach[kind] = last
                 self.result.spans.extend((s, e) for s, e in body if self.text[s:e].strip())
                 return body[-1][1]
         return 0
 
-    def _block_body(self, pos: int) -> list[tuple[int, int]]:
-        """Offsets of the body lines of a key block whose BEGIN line precedes offset `pos`.
+    def _bare_body(self, line: str, next_line: int, found: _Found, reach: dict[str, int]) -> int:
+        """Report a key body whose BEGIN line is missing; return the offset it ends at.
+
+        It starts on this line, as a private key's DER or OpenSSH's magic (_DER_START), and
+        runs over the base64 lines below up to an END line, a blank or other text.
+        """
+        kind = "private key block"
+        for m in _rx(_DER_START).finditer(line):
+            at = m.start()
+            if at > 0 and line[at - 1] in _BASE64 and not _after_escape(line, at):
+                continue
+            if not _is_private_der(m.group()) or any(at < e and s < m.end() for s, e, _ in found):
+                continue
+            _claim(found, at, m.end(), kind)
+            if line[m.end() :].strip(" \t\"',\\"):
+                return 0  # more text after it on the line: the key ends here
+            body, last = self._block_body(next_line, headers=False)
+            if not body:
+                return 0
+            reach[kind] = last
+            self.result.spans.extend(body)
+            return body[-1][1]
+        return 0
+
+    def _block_body(self, pos: int, headers: bool) -> tuple[list[tuple[int, int]], int]:
+        """The body lines of a key block whose BEGIN line precedes offset `pos`, and the
+        offset its END line (or else its last body line) ends at.
 
         Empty unless the body holds key material; an unterminated block (a pasted key cut
-        short) ends at the first line that is neither base64, a header nor blank.
+        short) ends at the first line that is neither base64, a header nor blank. Without
+        `headers` (a body found without its BEGIN line) only base64 lines count.
         """
         text = self.text
         body: list[tuple[int, int]] = []
         material = False
+        last = -1
         while pos <= len(text):
             newline = text.find("\n", pos)
             end = len(text) if newline < 0 else newline
@@ -459,10 +905,11 @@ class _Scanner:
                 end -= 1
             stripped = text[pos:end].strip().strip("\"',").replace("\\n", "")
             if _rx(_BLOCK_END).match(stripped):
+                last = end
                 break
             if _rx(_BLOCK_BODY).fullmatch(stripped):
                 material = material or len(stripped) >= 16
-            elif stripped and not _rx(_BLOCK_HEADER).fullmatch(stripped):
+            elif not headers or (stripped and not _rx(_BLOCK_HEADER).fullmatch(stripped)):
                 break
             body.append((pos, end))
             if newline < 0:
@@ -470,7 +917,9 @@ class _Scanner:
             pos = newline + 1
         while body and not text[body[-1][0] : body[-1][1]].strip():
             body.pop()
-        return body if material else []
+        if not material:
+            return [], -1
+        return body, last if last >= 0 else body[-1][1]
 
     def _urls(self, line: str, found: _Found) -> None:
         for m in _rx(_URL).finditer(line):
@@ -482,6 +931,14 @@ class _Scanner:
                 continue
             _claim(found, m.start("v"), m.end("v"), "password in URL")
 
+    def _curl(self, line: str, low: str, found: _Found) -> None:
+        for m in _rx(_CURL_USER).finditer(line, low.find("curl")):
+            user, password = m.group("u"), m.group("v")
+            # -u user:user is a default login; -u 1000:1000 (docker's uid:gid) none at all
+            if _is_placeholder(password) or password == user or password.isdigit():
+                continue
+            _claim(found, m.start("v"), m.end("v"), "password in curl -u")
+
     def _bearer(self, line: str, low: str, found: _Found) -> None:
         for m in _rx(_BEARER).finditer(low):
             value = _rx(_BEARER_VALUE).match(line, m.end())
@@ -489,22 +946,22 @@ class _Scanner:
                 _claim(found, value.start(), value.end(), "authorization header")
 
     def _assignments(
-        self, line: str, low: str, keywords: list[tuple[str, str]], found: _Found
+        self, line: str, low: str, keywords: list[tuple[str, str, str]], found: _Found
     ) -> None:
         keys = [
-            (k.start(), k.end(), kind)
-            for kind, keyword in keywords
+            (k.start(), k.end(), kind, family)
+            for family, kind, keyword in keywords
             for k in _rx(keyword).finditer(low)
         ]
         resume = 0  # a name inside the value just read is part of that value
-        for at, key_end, kind in sorted(keys):
+        for at, key_end, kind, family in sorted(keys):
             if at < resume:
                 continue
             m = _rx(_ASSIGN_REST).match(line, key_end)
             start = _name_start(line, at) if m else -1
             if m is None or start < 0:
                 continue
-            group = next(g for g in ("dq", "sq", "b") if m.group(g) is not None)
+            group = next(g for g in ("eq", "dq", "sq", "b") if m.group(g) is not None)
             resume = m.end(group)
             if any(m.start(group) < e and s < resume for s, e, _ in found):
                 continue  # already a more specific hit: GITHUB_TOKEN=ghp_…
@@ -518,13 +975,54 @@ class _Scanner:
                 name=name,
                 tail=line[m.end() : m.end() + 80].lstrip(" \t")[:1],
             )
-            if not literal:
+            if not literal or not _names_a_secret(line, start, at, key_end, family):
                 continue
+            if family in ("key", "cred") and not _looks_random(value):
+                continue  # sort_key = "-created_at", credentials: "same-origin"
             lowered = name.lower()
             aws_name = "secret" in lowered and ("aws" in lowered or "access" in lowered)
             if aws_name and _rx(_AWS_SECRET).fullmatch(value.strip()):
                 kind = "AWS secret access key"
             _claim(found, m.start(group), m.end(group), kind)
+
+
+def _names_a_secret(line: str, start: int, at: int, key_end: int, family: str) -> bool:
+    """Whether a bare "pass" or "key" ends its name as a word: DB_PASS, dbPass, ENCRYPTION_KEY,
+    encryptionKey, but not bypass, monkey, sort_key or a lone `key`.
+    """
+    word = line[at:key_end].lower()
+    if (family, word) not in (("password", "pass"), ("key", "key")):
+        return True
+    before = line[start:at].lstrip("-")
+    if not before:
+        return family == "password"  # PASS=…, but key=… is any map's key
+    edge = before[-1]
+    if not (edge in "_-." or (edge.islower() and line[at].isupper())):
+        return False
+    if family == "key":
+        words = _rx(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])").findall(before)
+        return not words or words[-1].lower() not in _NOT_SECRET_KEYS
+    return True
+
+
+def _looks_random(value: str) -> bool:
+    """The stricter test for names that also hold non-secrets (*_KEY, *_CREDENTIALS): one
+    token, no identifier or dotted name, and three kinds of character (upper, lower, digit,
+    other), or two over 16 characters with a digit (a hex key).
+    """
+    v = value.strip()
+    if any(ch.isspace() for ch in v) or "://" in v or any(ch in v for ch in "(){}[]<>"):
+        return False
+    if _rx(_IDENTIFIER).fullmatch(v) or _rx(_DOTTED).fullmatch(v):
+        return False
+    digit = any(ch.isdigit() for ch in v)
+    kinds = (
+        any(ch.isupper() for ch in v)
+        + any(ch.islower() for ch in v)
+        + digit
+        + any(not ch.isalnum() for ch in v)
+    )
+    return kinds >= 3 or (kinds == 2 and digit and len(v) >= 16)
 
 
 def _name_start(line: str, at: int) -> int:
@@ -534,6 +1032,8 @@ def _name_start(line: str, at: int) -> int:
         start -= 1
     if start > 0 and line[start - 1] in _NAME_CHARS:
         return -1  # longer than any real variable name
+    if _after_escape(line, start + 1) and start + 1 <= at:
+        start += 1  # "\nDB_PASSWORD=…" in a JSON string: the name starts after the escape
     if line[max(0, start - 2) : start] == "${" or line[start - 1 : start] == "$":
         return -1  # ${API_TOKEN:-x}, $TOKEN: a reference, not an assignment
     bare = line[start:at].lstrip("-")
