@@ -3,7 +3,8 @@
 Creates it with the same root commit on every machine (frozen templates, fixed author and time),
 reads trees as path -> bytes, writes commits of changed files, and moves the ref only by
 compare-and-swap with a reflog line (through Store). Knows files and commits, not what they
-mean; never touches a work tree (the brain has none).
+mean; never touches a work tree (the brain has none). The brain is private: its folder is 0700
+(tightened on every open) and whatever it writes is written under a 0077 umask (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pygit2
 
 from gitstate.document import memory_files as files
 from gitstate.errors import Failure, NotFound
-from gitstate.storage import memory_cache
+from gitstate.storage import memory_cache, private
 from gitstate.storage.brain_layout import MEMORY_REF, BrainLayout
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store, compose_message, parse_trailers
@@ -32,6 +33,7 @@ class Brain:
         self.repo = repo
         path = Path(layout.path)
         self.store = Store(Layout(None, path, path, None), repo)
+        private.tighten(path, private.DIR_MODE)  # a brain an older version made 0755
 
     # ---- opening --------------------------------------------------------------------------
 
@@ -58,19 +60,23 @@ class Brain:
                     f"{path} exists and is not a brain repository",
                     hint="set AGY_BRAIN to another path, or move it away",
                 )
-            pygit2.init_repository(str(path), bare=True)
+            private.make_dir(path)  # and its missing parents (the agy-state data dir), 0700
+            with private.Umask():
+                pygit2.init_repository(str(path), bare=True)
             created = True
         brain = cls(layout, _repository(layout.path))
+        private.make_dir(layout.agy_dir)  # before the lock files, the index and the cache
         if brain.config("core.logAllRefUpdates") is None:
             # libgit2 keeps no reflog in a bare repository unless told to.
             brain.set_config("core.logAllRefUpdates", "true")
-        if brain.tip() is None and brain.store.compare_and_swap(
-            MEMORY_REF, None, brain.root_commit(), "agy-state memory: init"
+        if brain.tip() is None and brain.compare_and_swap(
+            None, brain.root_commit(), "agy-state memory: init"
         ):
             created = True
         if brain.repo.head_is_unborn and brain.tip() is not None:
             # Plain `git --git-dir=<brain> log` then shows the memory.
-            brain.repo.references.create("HEAD", MEMORY_REF, force=True)
+            with private.Umask():
+                brain.repo.references.create("HEAD", MEMORY_REF, force=True)
         return brain, created
 
     def root_commit(self) -> str:
@@ -79,7 +85,8 @@ class Brain:
         tree = self._tree(None, {path: text.encode() for path, text in contents.items()})
         signature = pygit2.Signature(*ROOT_AUTHOR, ROOT_TIME, 0)
         message = compose_message(ROOT_SUBJECT, [(files.FORMAT_TRAILER, files.FORMAT_VERSION)])
-        oid = self.repo.create_commit(None, signature, signature, message, tree, [])
+        with private.Umask():
+            oid = self.repo.create_commit(None, signature, signature, message, tree, [])
         return str(oid)
 
     # ---- reading --------------------------------------------------------------------------
@@ -158,6 +165,10 @@ class Brain:
     # ---- writing --------------------------------------------------------------------------
 
     def _tree(self, parent: str | None, changes: dict[str, bytes | None]) -> pygit2.Oid:
+        with private.Umask():
+            return self._write_tree(parent, changes)
+
+    def _write_tree(self, parent: str | None, changes: dict[str, bytes | None]) -> pygit2.Oid:
         index = pygit2.Index()
         if parent is not None:
             index.read_tree(self.repo[parent].peel(pygit2.Tree))
@@ -181,13 +192,15 @@ class Brain:
         tree = self._tree(base, changes)
         author = self.store.signature("AUTHOR")
         committer = self.store.signature("COMMITTER")
-        return str(self.repo.create_commit(None, author, committer, message, tree, parents))
+        with private.Umask():
+            return str(self.repo.create_commit(None, author, committer, message, tree, parents))
 
     def tree_id(self, commit: str) -> str:
         return str(self.repo[commit].peel(pygit2.Commit).tree_id)
 
     def compare_and_swap(self, expected: str | None, new: str, reason: str) -> bool:
-        return self.store.compare_and_swap(MEMORY_REF, expected, new, reason)
+        with private.Umask():  # the ref file and its reflog
+            return self.store.compare_and_swap(MEMORY_REF, expected, new, reason)
 
     def refresh_cache(self) -> str | None:
         """Bring the plain-text cache to the tip (the agent hook reads it)."""
@@ -204,7 +217,8 @@ class Brain:
         return self.store.config_value(key)
 
     def set_config(self, key: str, value: str) -> None:
-        self.store.set_config(key, value)
+        with private.Umask():
+            self.store.set_config(key, value)
 
 
 def _repository(path: Path) -> pygit2.Repository:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gitstate.document import search_text
+from gitstate.storage import private
 
 SCHEMA = "1"
 BUSY_TIMEOUT = 30.0
@@ -60,7 +61,10 @@ class Index:
 
     def connect(self) -> sqlite3.Connection:
         if self.db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private.make_dir(self.path.parent)
+            # SQLite gives its journal the database file's mode: a 0600 file keeps both
+            # private (docs/memory.md); an index an older version made is tightened here.
+            private.create_file(self.path)
             db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT, isolation_level=None)
             try:
                 db.execute("PRAGMA synchronous=NORMAL")

@@ -1,7 +1,8 @@
 """A background job's runtime folder, `<commondir>/agy/jobs/<id>/`, and the queue's files.
 
 Every file is replaced atomically (a temporary file, then rename), so a reader never sees half a
-meta.json. The supervisor of a job holds an flock on `supervisor.lock` in its folder for as long
+meta.json. The folders hold the plan, the prompt, the agent's transcript and its unredacted
+result: they are private, 0700 and 0600 whatever the umask (storage/private.py, docs/jobs.md). The supervisor of a job holds an flock on `supervisor.lock` in its folder for as long
 as it lives: the kernel drops it when the process dies (or turns zombie), which is how any
 reader tells a live job from an orphaned one. Standard library only; no job logic here.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gitstate.errors import UsageError, WorkAtRisk
+from gitstate.storage import private
 from gitstate.storage.layout import Layout
 
 JOB_ID_RE = re.compile(r"^j-\d{8}-\d{6}-[a-z0-9]{4}$")
@@ -100,17 +102,19 @@ def files(layout: Layout, job_id: str) -> JobFiles:
 
 def new_job(layout: Layout, now: float | None = None) -> JobFiles:
     """Create a fresh job folder named `j-YYYYMMDD-HHMMSS-xxxx` (UTC); never reuses one."""
-    root = jobs_root(layout)
-    root.mkdir(parents=True, exist_ok=True)
+    root = private.make_dir(jobs_root(layout))  # also tightens a root an older version made
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(time.time() if now is None else now))
     while True:
         suffix = "".join(secrets.choice(_ALPHABET) for _ in range(4))
         folder = root / f"j-{stamp}-{suffix}"
         try:
-            folder.mkdir()
+            os.mkdir(folder, private.DIR_MODE)
         except FileExistsError:
             continue
-        return JobFiles(folder)
+        job = JobFiles(folder)
+        for log in (job.events, job.stderr):  # others open these to append: private first
+            private.create_file(log)
+        return job
 
 
 def list_ids(layout: Layout) -> list[str]:
@@ -128,10 +132,7 @@ def list_ids(layout: Layout) -> list[str]:
 def write_bytes(path: Path, data: bytes) -> None:
     """Replace `path` atomically for concurrent readers. Not fsync'ed (as git does not fsync
     its refs by default): after a power cut a job at worst reads as interrupted."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)
+    private.write_file(path, data)
 
 
 def write_json(path: Path, value: Any) -> None:
@@ -147,7 +148,8 @@ def read_json(path: Path) -> Any:
 
 
 def append_line(path: Path, line: str) -> None:
-    with open(path, "a", encoding="utf-8") as handle:
+    fd = private.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with open(fd, "a", encoding="utf-8") as handle:
         handle.write(line.rstrip("\n") + "\n")
 
 
@@ -166,7 +168,7 @@ def queue_locked(layout: Layout, wait: float = QUEUE_LOCK_WAIT) -> Iterator[None
     gets it the moment it is released (this is on the queue's hand-off path)."""
     path = queue_lock_path(layout)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, private.FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -186,7 +188,7 @@ def _blocking_flock(path: Path, wait: float) -> int:
     box: dict[str, Any] = {"fd": None, "abandoned": False}
 
     def take() -> None:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, private.FILE_MODE)
         fcntl.flock(fd, fcntl.LOCK_EX)  # releases the GIL while it blocks
         with guard:
             if box["abandoned"]:
@@ -220,7 +222,7 @@ def take_supervisor_lock(job: JobFiles, wait: float = 30.0) -> int:
     """An fd holding the job's supervisor flock; handed to the supervisor process at spawn.
 
     Waits for a previous round's supervisor to finish exiting (it holds the lock until then)."""
-    fd = os.open(job.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = os.open(job.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, private.FILE_MODE)
     deadline = time.monotonic() + wait
     while True:
         try:

@@ -21,7 +21,7 @@ DEFAULT_WAIT = 30.0
 @contextmanager
 def held(path: Path, wait: float = DEFAULT_WAIT) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)  # a lock file needs no reader but us
     try:
         deadline = time.monotonic() + wait
         delay = 0.001

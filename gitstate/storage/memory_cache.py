@@ -2,16 +2,17 @@
 
 Written after every update of refs/agy/memory by this tool, read by the agent hook, which must
 not load pygit2. Files are replaced atomically (a reader sees the old or the new text, never a
-half); `.manifest` records the blob each file was written from, so an update writes only what
-changed; `.tip` (written last) names the commit the cache mirrors. Standard library only.
+half) and are private to their owner (0700/0600, docs/memory.md); `.manifest` records the blob
+each file was written from, so an update writes only what changed; `.tip` (written last) names
+the commit the cache mirrors. Standard library only.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from gitstate.document.memory_files import is_memory_path
+from gitstate.storage import private
 
 TIP_FILE = ".tip"
 MANIFEST_FILE = ".manifest"
@@ -53,10 +54,9 @@ def _manifest(cache_dir: Path) -> dict[str, str]:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    if not path.parent.is_dir():
+        private.make_dir(path.parent)
+    private.write_file(path, data)
 
 
 def update(
@@ -64,6 +64,7 @@ def update(
 ) -> int:
     """Mirror `listing` (path -> blob id, the tip's tree) into the cache; `load(blob)` reads a
     blob. Returns the number of files written or removed."""
+    private.make_dir(cache_dir)  # also tightens a cache an older version made
     old = _manifest(cache_dir)
     changed = 0
     for path, blob in sorted(listing.items()):
