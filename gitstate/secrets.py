@@ -11,18 +11,30 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import namedtuple
 from collections.abc import Iterable
 from itertools import accumulate
-from typing import NamedTuple
 
 REDACTED = "[REDACTED]"
 EXCERPT_WIDTH = 80
 
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time `typing` stays unloaded:
+# the agent hook redacts every text it injects, and importing typing costs it ~2 ms a turn.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-class SecretHit(NamedTuple):
-    line: int  # 1-based line number in the scanned text
-    kind: str  # short human name, e.g. "GitHub token", "password in URL"
-    excerpt: str  # the line with every secret value redacted, trimmed to ~80 chars
+    class _HitFields(NamedTuple):
+        line: int  # 1-based line number in the scanned text
+        kind: str  # short human name, e.g. "GitHub token", "password in URL"
+        excerpt: str  # the line with every secret value redacted, trimmed to ~80 chars
+
+else:
+    _HitFields = namedtuple("_HitFields", "line kind excerpt")
+
+
+class SecretHit(_HitFields):
+    __slots__ = ()
 
 
 def scan(text: str) -> list[SecretHit]:
@@ -401,7 +413,7 @@ _TOKEN_RULES: tuple[tuple[str, str, str, frozenset[str], str], ...] = (
     (
         "azuread",
         "Azure AD client secret",
-        r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~-])(?!\.[A-Za-z0-9_~-])",
+        r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{30,33}[A-Za-z0-9_~-](?![A-Za-z0-9_~-])(?!\.[A-Za-z0-9_~-])",
         _DOTTED_TOKEN,
         "",
     ),
@@ -987,15 +999,16 @@ class _Scanner:
 
 
 def _names_a_secret(line: str, start: int, at: int, key_end: int, family: str) -> bool:
-    """Whether a bare "pass" or "key" ends its name as a word: DB_PASS, dbPass, ENCRYPTION_KEY,
-    encryptionKey, but not bypass, monkey, sort_key or a lone `key`.
+    """Whether a bare "pass", "key" or "creds" ends its name as a word: DB_PASS, dbPass,
+    ENCRYPTION_KEY, encryptionKey, DOCKER_CREDS, but not bypass, monkey, sort_key, win32cred
+    or a lone `key`.
     """
     word = line[at:key_end].lower()
-    if (family, word) not in (("password", "pass"), ("key", "key")):
+    if family != "cred" and (family, word) not in (("password", "pass"), ("key", "key")):
         return True
     before = line[start:at].lstrip("-")
     if not before:
-        return family == "password"  # PASS=…, but key=… is any map's key
+        return family != "key"  # PASS=…, credentials=…, but key=… is any map's key
     edge = before[-1]
     if not (edge in "_-." or (edge.islower() and line[at].isupper())):
         return False

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitstate.secrets import REDACTED, SecretHit, redact, scan, scan_lines
+from gitstate.secrets import REDACTED, SecretHit, redact, scan, scan_changed, scan_lines
 
 # --- fake but well-formed secrets ------------------------------------------------------
 
@@ -54,6 +54,18 @@ GCP_KEY = (  # the JSON string value, newlines escaped
     + "\\n-----END PRIVATE KEY-----\\n"
 )
 URL_PW = "s3cr3t-" + "pw"
+TWILIO = "SK" + "0a1b2c3d4e5f" * 2 + "6a7b8c9d"
+SENDGRID = (
+    "SG" + "." + "aB3dE5fG7hJ9kL1mN3pQ5r" + "." + "sT7vW9xY1zA3bC5dE7fG9hJ1kL3mN5pQ7rS9tU1vW3x"
+)
+HUGGING_FACE = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"
+TELEGRAM = "1234567" + "89:" + "AAF" + "k3Jd9_xK2mQ7pL0vB5nR8tY4wZ1cE6gH"
+GITLAB_DEPLOY = "gldt-" + "q1W2e3R4t5Y6u7I8o9P0"
+VAULT = "hvs." + "CAESIJ" + "k3Jd9xK2mQ7pL0vB5nR8tY4wZ1"
+AZURE_AD = "aB1" + "8Q~" + "k3Jd9xK2mQ7pL0vB5nR8tY4wZ1cE6g.Hj"
+AGE = "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2
+AGE = AGE[: len("AGE-SECRET-KEY-1") + 58]
+CURL_PW = "Hu" + "nter-22x"
 
 
 def key_block(label: str = "RSA ") -> list[str]:
@@ -116,6 +128,23 @@ POSITIVE = [
         "abcDEF123456ghiJKL",
         "authorization header",
     ),
+    # issue 10: provider formats found bare, and the names and forms the scan used to miss
+    ("twilio " + TWILIO + " for sms", TWILIO, "Twilio key"),
+    ("sendgrid " + SENDGRID, SENDGRID, "SendGrid API key"),
+    ("hub login with " + HUGGING_FACE, HUGGING_FACE, "Hugging Face token"),
+    ("bot " + TELEGRAM + " posts alerts", TELEGRAM, "Telegram bot token"),
+    ("deploy token " + GITLAB_DEPLOY, GITLAB_DEPLOY, "GitLab token"),
+    ("vault login " + VAULT, VAULT, "Vault token"),
+    ("client secret " + AZURE_AD + ".", AZURE_AD, "Azure AD client secret"),
+    ("# " + AGE, AGE, "age secret key"),
+    ("curl -u deploy:" + CURL_PW + " https://ci.internal", CURL_PW, "password in curl -u"),
+    ("curl -fsu ci:" + CURL_PW + " https://ci.internal", CURL_PW, "password in curl -u"),
+    ("SMTP_PASS=" + CURL_PW, CURL_PW, "password assignment"),
+    ("dbPass: '" + CURL_PW + "'", CURL_PW, "password assignment"),
+    ("ENCRYPTION_KEY=" + "9f8e7d6c" * 8, "9f8e7d6c" * 8, "secret assignment"),
+    ("DOCKER_CREDENTIALS=ci:" + CURL_PW, "ci:" + CURL_PW, "credentials assignment"),
+    ('{\\"token\\":\\"' + CURL_PW + '\\",\\"ok\\":true}', CURL_PW, "token assignment"),
+    ('"log": "\\nDB_PASSWORD=' + CURL_PW + '\\ndone"', CURL_PW, "password assignment"),
 ]
 
 
@@ -152,6 +181,35 @@ def test_private_key_block_is_reported_at_begin_and_its_body_redacted(label: str
     assert lines[2] == block[0] and lines[3 + len(KEY_BODY)] == block[-1]
     assert lines[3 : 3 + len(KEY_BODY)] == [REDACTED] * len(KEY_BODY)
     assert all(part not in redacted for part in KEY_BODY)
+
+
+def test_a_key_body_without_its_begin_line_is_redacted_line_for_line() -> None:
+    # KEY_BODY opens as PKCS#1 DER does (MIIEowIBAAKCAQEA: SEQUENCE, version 0, INTEGER)
+    text = "\n".join(["the rest of it:", *KEY_BODY, key_block()[-1], "next"])
+    hits = scan(text)
+    assert [(h.line, h.kind) for h in hits] == [(2, "private key block")]
+    assert REDACTED in hits[0].excerpt and KEY_BODY[0] not in hits[0].excerpt
+    redacted, _ = redact(text)
+    assert redacted.split("\n") == ["the rest of it:", *[REDACTED] * 3, key_block()[-1], "next"]
+    escaped = '{"key": "' + "\\n".join(KEY_BODY) + '\\n"}'
+    redacted, hits = redact(escaped)
+    assert [h.kind for h in hits] == ["private key block"]
+    assert all(part not in redacted for part in KEY_BODY)
+
+
+@pytest.mark.parametrize(
+    "der_head",
+    [
+        "308203773082025fa003020102020900",  # a certificate: SEQUENCE, SEQUENCE
+        "30820122300d06092a864886f70d0101",  # a public key (SPKI)
+        "3082010a0282010100",  # an RSA public key: SEQUENCE, INTEGER of 257 bytes
+    ],
+)
+def test_public_der_bodies_are_not_keys(der_head: str) -> None:
+    import base64
+
+    body = base64.b64encode(bytes.fromhex(der_head) + bytes(range(200))).decode()
+    assert scan("\n".join(body[i : i + 64] for i in range(0, len(body), 64))) == []
 
 
 def test_pgp_block_with_armor_headers() -> None:
@@ -283,6 +341,23 @@ NEGATIVE = [
     "postgres://postgres:postgres@localhost:5432/test",
     "Authorization: Bearer $TOKEN",
     "Authorization: Bearer <token>",
+    # commands and names shaped like the new rules
+    "git push -u origin main",
+    "docker run -u 1000:1000 acme/web",
+    'curl -u "$USER:$PASS" https://ci.internal',
+    "curl -u user:password https://ci.internal",
+    "sort -u names.txt",
+    "sort_key=created_at",
+    'primary_key=True, sort_key="-created_at"',
+    'credentials: "same-origin",',
+    "bypass=cache_only",
+    "hotkey: ctrl+shift+p",
+    '"win32cred": "types-pywin32",',
+    "PUBLIC_KEY=" + "Zm9vYmFy" * 5,
+    "key=value",
+    "build 12345678:" + "abcdefghijklmnopqrstuvwxyzabcdefghi" + " done",
+    "this.s.getAuthenticationHeaderValue = null;",
+    "JIRA SK-1234 and AC-5678",
     # placeholders shaped like the real thing
     "aws_access_key_id = AKIA" + "IOSFODNN7EXAMPLE",
     "ghp_" + "x" * 36,
@@ -426,3 +501,46 @@ def test_scanning_a_mebibyte_stays_fast(text: str) -> None:
     start = time.process_time()
     scan(text)
     assert time.process_time() - start < 1.0
+
+
+# --- scan_changed: what a write adds ---------------------------------------------------
+
+
+def test_scan_changed_reports_a_body_added_under_an_old_begin_line() -> None:
+    # A body that does not open as DER (the middle of a key, or an encrypted one) is a key
+    # only by its BEGIN line, which the added lines alone do not hold.
+    block = [key_block()[0], *KEY_BODY[1:], key_block()[-1]]
+    old = "\n".join(["# notes", block[0], ""])
+    new = "\n".join(["# notes", *block, "done"])
+    assert scan_lines([(n, line) for n, line in enumerate(new.split("\n"), 1) if n > 2]) == []
+    assert [(h.line, h.kind) for h in scan_changed(new, old)] == [(2, "private key block")]
+
+
+def test_scan_changed_reports_a_block_touched_anywhere() -> None:
+    block = key_block()
+    old = "\n".join(["# notes", *block[:-1]])
+    new = "\n".join(["# notes", *block])  # only the END line is new
+    assert [h.line for h in scan_changed(new, old)] == [2]
+    old_body = "\n".join(["# notes", *block[1:-1]])  # a body without BEGIN, then a BEGIN
+    assert [h.line for h in scan_changed(old_body.replace("# notes", block[0]), old_body)] == [1]
+
+
+def test_scan_changed_leaves_out_what_was_already_there() -> None:
+    old = "\n".join(["# notes", "GITHUB_TOKEN=" + GITHUB, *key_block(), "end"])
+    new = old.replace("end", "end, with an edit") + "\nDB_PASSWORD=hunter2!\n"
+    hits = scan_changed(new, old)
+    assert [(h.line, h.kind) for h in hits] == [(9, "password assignment")]
+    assert scan_changed(old, old) == []
+    assert scan_changed(new, None) == scan(new)
+    # a known line moved elsewhere is not new; line endings do not make a line new
+    moved = "\n".join(["end", *old.split("\n")[:-1]])
+    assert scan_changed(moved, old) == []
+    assert scan_changed(old.replace("\n", "\r\n"), old) == []
+
+
+def test_scan_changed_numbers_lines_in_the_new_text() -> None:
+    new = "\n".join(["a", "b", "x " + GITLAB, "c", "token " + GITHUB])
+    assert [(h.line, h.kind) for h in scan_changed(new, "a\nb\nc\n")] == [
+        (3, "GitLab token"),
+        (5, "GitHub token"),
+    ]
