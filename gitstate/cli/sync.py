@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from gitstate.cli.output import emit_json, json_option, note, say
+from gitstate.errors import EXIT_FAILURE
 from gitstate.usecases.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitstate.usecases.sync_results import Synced
 
 ACTIONS = {
     "up-to-date": "up to date",
@@ -13,12 +19,19 @@ ACTIONS = {
     "fast-forward": "fast-forwarded",
     "adopted": "taken from the remote",
     "merged": "merged",
+    "skipped": "not taken from the remote (see the warning)",
+    "elsewhere": "left in the remote's copy: no work tree of that name here",
 }
 
 
 @click.command()
 @click.argument("remote", required=False)
-@click.option("--from", "from_user", metavar="USER", help="Merge (or adopt) a teammate's chain.")
+@click.option(
+    "--from",
+    "from_user",
+    metavar="USER",
+    help="Merge (or adopt) a teammate's chain; your own name: take what others wrote onto yours.",
+)
 @click.option("-f", "--force", is_flag=True, help="Overwrite a dirty STATE.md (the text is kept).")
 @json_option
 def sync(remote: str | None, from_user: str | None, force: bool, as_json: bool) -> None:
@@ -26,9 +39,17 @@ def sync(remote: str | None, from_user: str | None, force: bool, as_json: bool) 
     from gitstate.usecases import sync as sync_uc
 
     result = sync_uc.sync(Workspace.open(), remote, from_user, force)
+    for ref, why in result.skipped:  # docs/sync.md, "Received refs": one warning per ref
+        note(f"warning: skipped {ref}: {why}")
     if as_json:
         emit_json(result.as_json())
-        return
+    else:
+        _report(result)
+    if result.skipped:
+        click.get_current_context().exit(EXIT_FAILURE)
+
+
+def _report(result: Synced) -> None:
     for chain in result.chains:
         line = f"{chain.ref}: {ACTIONS.get(chain.action, chain.action)}"
         if chain.conflicts:

@@ -25,6 +25,10 @@ DECISIONS_REF = "refs/notes/agy/decisions"
 MAX_ATTEMPTS = 20
 HEX = frozenset("0123456789abcdef")
 OID_LENGTHS = (40, 64)  # SHA-1 and SHA-256 repositories
+# A note bigger than this is never read (its header says how big it is): the cap sync checks
+# received notes against (usecases/sync_trust.py, docs/sync.md), kept by readers too, so a
+# note that arrived some other way (a plain `git fetch`) costs no more.
+MAX_NOTE_BYTES = 1024 * 1024
 
 
 class Note(NamedTuple):
@@ -40,10 +44,10 @@ def read_all(store: Store, ref: str = DECISIONS_REF) -> list[Note]:
     if tip is None:
         return []
     tree = store.repo[tip].peel(pygit2.Tree)
-    return list(_walk(tree, "", ""))
+    return list(_walk(store.repo, tree, "", ""))
 
 
-def _walk(tree: pygit2.Tree, prefix: str, path: str) -> Iterator[Note]:
+def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str, path: str) -> Iterator[Note]:
     for entry in tree:
         name = str(entry.name)
         hex_name = prefix + name
@@ -51,9 +55,17 @@ def _walk(tree: pygit2.Tree, prefix: str, path: str) -> Iterator[Note]:
             continue  # a non-note entry: git keeps those, and so do we (we never touch them)
         if entry.filemode == pygit2.GIT_FILEMODE_TREE:
             if len(name) == 2 and len(hex_name) < max(OID_LENGTHS):
-                yield from _walk(entry.peel(pygit2.Tree), hex_name, f"{path}{name}/")
-        elif len(hex_name) in OID_LENGTHS:
+                yield from _walk(repo, entry.peel(pygit2.Tree), hex_name, f"{path}{name}/")
+        elif len(hex_name) in OID_LENGTHS and _small_blob(repo, entry.id):
             yield Note(hex_name, path + name, bytes(entry.peel(pygit2.Blob).data))
+
+
+def _small_blob(repo: pygit2.Repository, oid: pygit2.Oid) -> bool:
+    try:
+        kind, size = repo.odb.read_header(oid)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    return bool(kind == pygit2.GIT_OBJECT_BLOB and size <= MAX_NOTE_BYTES)
 
 
 def _is_hex(name: str) -> bool:

@@ -104,13 +104,13 @@ def _archive_meets_edits(
     return open_doc.with_stamp(now_stamp()), [], phase
 
 
-def merge_chain(ws: Workspace, local_ref: str, remote_ref: str, source: str) -> ChainResult:
-    """Bring `remote_ref` into `local_ref`: adopt, fast-forward, or merge. CAS with retry."""
+def merge_chain(ws: Workspace, local_ref: str, remote: str, source: str) -> ChainResult:
+    """Bring the commit `remote` (checked: gitstate.usecases.sync_trust) into `local_ref`:
+    adopt, fast-forward, or merge. CAS with retry. The commit, not its ref, is passed: a
+    `git fetch` between the check and here must not swap in something unchecked."""
     store = ws.store
     for _attempt in range(20):
-        local, remote = store.tip(local_ref), store.tip(remote_ref)
-        if remote is None:
-            return ChainResult(local_ref, "ahead" if local else "up-to-date", local)
+        local = store.tip(local_ref)
         if local is None:
             if store.compare_and_swap(local_ref, None, remote, f"agy-state sync: adopt {source}"):
                 return ChainResult(local_ref, "adopted", remote)

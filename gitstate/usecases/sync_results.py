@@ -8,10 +8,13 @@ from typing import NamedTuple
 
 class ChainResult(NamedTuple):
     ref: str
-    action: str  # up-to-date, ahead, fast-forward, adopted, merged
+    # up-to-date, ahead, fast-forward, adopted, merged; skipped (the remote's copy failed a
+    # check: `reason`), elsewhere (a linked work tree this repository does not have)
+    action: str
     commit: str | None
     conflicts: tuple[str, ...] = ()
     over_limit: tuple[str, ...] = ()
+    reason: str = ""
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -34,6 +37,9 @@ class Synced(NamedTuple):
     view: str  # refreshed, removed, kept (dirty), missing, unchanged
     rounds: int
     overwritten: Path | None = None
+    # Received refs left unused, with why (docs/sync.md, "Received refs"): one warning each,
+    # and sync exits 1.
+    skipped: tuple[tuple[str, str], ...] = ()
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -47,4 +53,5 @@ class Synced(NamedTuple):
             "view": self.view,
             "rounds": self.rounds,
             "overwritten": str(self.overwritten) if self.overwritten else None,
+            "skipped": [{"ref": ref, "reason": why} for ref, why in self.skipped],
         }
