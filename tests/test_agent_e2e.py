@@ -53,7 +53,7 @@ def test_installed_agent_resumes_and_is_guarded(
     assert started["ran"] == 1
     (context,) = started["context"]
     assert "Resume from the first next step" in context
-    assert context.endswith(repo.view.read_text())
+    assert context.endswith(repo.view.read_text() + "=== END agy-state notes ===\n")
 
     stopping = agent(name, repo, "stop")
     assert stopping["blocked"] is True

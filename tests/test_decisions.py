@@ -16,7 +16,7 @@ import pytest
 from conftest import Repo
 from support import run_tool
 
-from gitstate.hooks.agent import MORE_CONTEXT
+from gitstate.hooks.frame import END, MORE_CONTEXT
 from gitstate.storage import notes
 from gitstate.usecases import decisions as uc
 from gitstate.usecases.workspace import Workspace
@@ -107,8 +107,9 @@ class TestRecords:
         text = uc.pitfalls_text(rows)
         assert text is not None
         lines = text.splitlines()
-        assert lines[0] == uc.PITFALLS_HEADER
-        assert lines[1] == f"- E{uc.PITFALLS_MAX + 2}: c → f (scope: s)"
+        assert lines[:2] == [uc.PITFALLS_HEADER, uc.PITFALLS_NOTE]
+        assert lines[2] == f"- E{uc.PITFALLS_MAX + 2}: c → f (scope: s; by x)"  # names its author
+        assert len(lines) == 2 + uc.PITFALLS_MAX + 1
         assert lines[-1] == "… and 3 older: git agy-state decisions"
         assert uc.pitfalls_text([rows[0]._replace(superseded_by=("d-x",))]) is None
 
@@ -534,17 +535,25 @@ class TestPitfallsAtInjection:
         text = inject(repo).stdout
         state = repo.view.read_text()
         assert text.index(state) < text.index("=== Known pitfalls")
-        assert "- ImportError: pygit2 missing → pip install -e . (scope: tests)\n" in text
+        assert (
+            "- ImportError: pygit2 missing → pip install -e . (scope: tests; by author@example.com)\n"
+            in text
+        )  # a teammate's note reads as theirs
         assert "no force push" not in text
         assert MORE_CONTEXT not in text
 
     def test_a_tiny_budget_cuts_them_with_a_pointer(self, repo: Repo, cli: Any) -> None:
         self.record(cli)
-        repo.git("config", "agy.injectBudget", "100")
+        assert cli("patch", "--add", "key_data=" + "k" * 2000).exit_code == 0
+        full = inject(repo).stdout
+        pitfalls = full[full.index("\n=== Known pitfalls") : full.index(END)]
+        budget = len(full.encode()) - len(pitfalls.encode()) + len(MORE_CONTEXT) + 10
+        repo.git("config", "agy.injectBudget", str(budget))
         text = inject(repo).stdout
-        assert repo.view.read_text() in text  # the state is always whole
+        assert repo.view.read_text() in text  # the state comes first
         assert "Known pitfalls" not in text
-        assert text.rstrip().endswith(MORE_CONTEXT)
+        assert text.endswith(MORE_CONTEXT + "\n" + END + "\n")
+        assert len(text.encode()) <= budget
 
     def test_the_hook_reads_the_cache_without_pygit2(self, repo: Repo, cli: Any) -> None:
         self.record(cli)

@@ -15,6 +15,7 @@ import pytest
 from conftest import Repo
 from memory_support import brain_file, ok
 
+from gitstate.hooks.frame import BEGIN, END, MEMORY_BEGIN, MEMORY_END
 from gitstate.storage.brain_layout import BrainLayout
 from gitstate.usecases import memory_write
 
@@ -78,10 +79,11 @@ class TestCore:
     def test_startup_gets_state_then_memory(self, remembered: Repo) -> None:
         text = claude(remembered.path, "startup")
         state = remembered.view.read_text()
-        assert text.startswith("=== STATE.md (task state) ===")
-        assert state.rstrip("\n") in text
+        assert text.startswith(BEGIN + "\n")
+        assert state + END + "\n\n" + MEMORY_BEGIN + "\nSource: the memory brain " in text
         memory = text[text.index(HEADER) :]
         assert text.index(state.rstrip("\n")) < text.index(HEADER)
+        assert memory.endswith(MEMORY_END + "\n")
         order = [
             memory.index(s)
             for s in (
@@ -98,37 +100,38 @@ class TestCore:
 
     def test_after_a_compaction_the_state_only(self, remembered: Repo) -> None:
         text = claude(remembered.path, "compact")
-        assert text.startswith("=== STATE.md") and HEADER not in text
+        assert text.startswith(BEGIN) and HEADER not in text
         assert HEADER in claude(remembered.path, "resume")
         assert HEADER in claude(remembered.path, "clear")
 
     def test_agy_once_per_conversation(self, remembered: Repo) -> None:
         assert HEADER in agy(remembered.path, "conv-1")
         again = agy(remembered.path, "conv-1")
-        assert again.startswith("=== STATE.md") and HEADER not in again
+        assert again.startswith(BEGIN) and HEADER not in again
         assert agy(remembered.path, "conv-1", invocation=2) == ""
         assert HEADER in agy(remembered.path, "conv-2")
 
     def test_memory_without_a_state_or_a_work_tree(self, remembered: Repo, tmp_path: Path) -> None:
         remembered.view.unlink()
         text = claude(remembered.path, "startup")
-        assert text.startswith(HEADER) and "today's work" in text
+        assert text.startswith(MEMORY_BEGIN + "\n") and "today's work" in text
+        assert text.endswith(MEMORY_END + "\n") and HEADER in text
         outside = tmp_path / "not-a-repo"
         outside.mkdir()
         text = claude(outside, "startup")
-        assert text.startswith(HEADER) and "answers in English" in text
+        assert text.startswith(MEMORY_BEGIN) and "answers in English" in text
         assert "today's work" not in text  # no project here
         plain = hook(outside, None)
-        assert plain.returncode == 0 and plain.stdout.startswith(HEADER)
+        assert plain.returncode == 0 and plain.stdout.startswith(MEMORY_BEGIN)
 
     def test_off_and_budget(self, remembered: Repo) -> None:
         remembered.git("config", "agy.memoryInject", "off")
         assert HEADER not in claude(remembered.path, "startup")
         remembered.git("config", "agy.memoryInject", "core")
-        remembered.git("config", "agy.memoryBudget", "900")
+        remembered.git("config", "agy.memoryBudget", "1200")
         text = claude(remembered.path, "startup")
-        memory = text[text.index(HEADER) :]
-        assert len(memory.encode()) <= 900
+        memory = text[text.index(MEMORY_BEGIN) :]
+        assert len(memory.encode()) <= 1200  # the whole block, its frame included
         assert "(Cut to fit agy.memoryBudget:" in memory
         assert "git agy-state memory show" in memory
         assert memory.count("## Session") == memory.count("### Summary")  # whole blocks only
@@ -142,7 +145,7 @@ class TestCore:
     def test_a_missing_cache_is_silence_not_an_error(self, remembered: Repo) -> None:
         shutil.rmtree(BrainLayout().cache_dir)
         text = claude(remembered.path, "startup")
-        assert text.startswith("=== STATE.md") and HEADER not in text
+        assert text.startswith(BEGIN) and HEADER not in text
 
 
 class TestCache:

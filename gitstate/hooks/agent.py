@@ -1,8 +1,11 @@
 """Agent hooks: an agent CLI's payload in, that agent's JSON shape out (DESIGN.md §5).
 
 Runs on every agent turn, so it starts fast: this module imports neither click nor pygit2 (the
-stop guard loads pygit2 only when it must save), and reads STATE.md straight from disk. It fails
-open: any internal error is logged under the git dir, the agent is let through, the exit is 0.
+stop guard loads pygit2 only when it must save), and reads STATE.md straight from disk, only as a
+regular file (storage/view.py:read_regular). It fails open: any internal error is logged under
+the git dir, the agent is let through, the exit is 0. A repository git itself would refuse
+(its safe.directory owner check, storage/layout.py:owner_refusal) gets nothing at all. What
+inject says is framed as data (hooks/frame.py; docs/hooks.md, "What is injected").
 """
 
 from __future__ import annotations
@@ -11,9 +14,8 @@ import json
 import os
 import sys
 
-from gitstate.document import language as lang_mod
-from gitstate.storage import gitconfig
-from gitstate.storage.layout import Layout, discover
+from gitstate.storage import gitconfig, view
+from gitstate.storage.layout import Layout, discover, owner_refusal
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
 TYPE_CHECKING = False
@@ -23,30 +25,9 @@ if TYPE_CHECKING:  # `typing` itself is imported only by type checkers: ~3 ms pe
 EVENTS = ("inject", "stop-guard", "pre-compact")
 AGENTS = ("agy", "claude", "gemini")
 DEFAULT_BUDGET = 8192  # bytes of injected text, about 2k tokens
-READ_LIMIT = 1024 * 1024 + 1
+READ_LIMIT = view.LIMIT + 1  # the document limit, and one byte to know it is over
+PITFALLS_LIMIT = 64 * 1024
 MAX_LISTED = 20
-
-HEADERS = {
-    "en": (
-        "=== STATE.md (task state) ===\n"
-        "Saved by the previous session. Resume from the first next step without re-exploring "
-        "the project. The user's current instruction wins; where STATE.md and the work tree "
-        "(git status, files) disagree, the work tree is right: update STATE.md with "
-        "`git agy-state patch`. Markers: [>] in progress, [ ] to do, [!] blocked."
-    ),
-    "zh-TW": (
-        "=== STATE.md（專案任務狀態）===\n"
-        "以下為上個 session 存檔。從「下一步」第 1 項開始，不重新探索專案；使用者當前指示優先，"
-        "STATE.md 與工作區現況矛盾時以現況為準並以 git agy-state patch 更新。"
-        "標記：[>] 進行中、[ ] 待辦、[!] 受阻。"
-    ),
-    "zh-CN": (
-        "=== STATE.md（项目任务状态）===\n"
-        "以下为上个 session 存档。从「下一步」第 1 项开始，不重新探索项目；用户当前指示优先，"
-        "STATE.md 与工作区现况矛盾时以现况为准并以 git agy-state patch 更新。"
-        "标记：[>] 进行中、[ ] 待办、[!] 受阻。"
-    ),
-}
 
 STEP_MESSAGES = {
     "en": (
@@ -74,8 +55,6 @@ INVALID_MESSAGES = {
     "zh-TW": "STATE.md 驗證失敗（{count} 項）；結束前請修正（git agy-state check）：",
     "zh-CN": "STATE.md 验证失败（{count} 项）；结束前请修正（git agy-state check）：",
 }
-
-MORE_CONTEXT = "(More context was cut to fit the budget: git agy-state show, git agy-state status.)"
 
 
 class HookUsageError(Exception):
@@ -225,7 +204,13 @@ def run(argv: list[str], stdin: TextIO | None = None) -> int:
     hook = Hook(event, forced or detect_agent(payload), payload or {})
     layout: Layout | None = None
     try:
-        layout = discover(hook.project_dir())
+        found = discover(hook.project_dir())
+        refusal = owner_refusal(found) if found is not None else None
+        if refusal is not None:
+            # Nothing from a repository git would not open, and nothing written into it.
+            sys.stderr.write(f"warning: git agy-state: {event} skipped: {refusal}\n")
+            return hook.nothing()
+        layout = found
         if event == "inject":
             return _inject(hook, layout)  # the memory core needs no work tree
         if layout is None or layout.view_path is None:
@@ -244,66 +229,116 @@ def run(argv: list[str], stdin: TextIO | None = None) -> int:
 
 
 def _read_view(layout: Layout) -> bytes | None:
+    """STATE.md's bytes, or None when it is missing or not a regular file (never followed,
+    never blocking: storage/view.py:read_regular)."""
     assert layout.view_path is not None
     try:
-        with open(layout.view_path, "rb") as handle:
-            return handle.read(READ_LIMIT)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return view.read_regular(layout.view_path, READ_LIMIT)
+    except view.NotRegular:
         return None
-
-
-def _language_of(text: str) -> str:
-    first = text.lstrip("\ufeff").split("\n", 1)[0]
-    for lang in lang_mod.LANGUAGES.values():
-        if first.startswith(lang.title_prefix):
-            return lang.code
-    if "## 目标" in text:
-        return "zh-CN"
-    return "zh-TW" if "## 目標" in text else "en"
-
-
-def inject_text(state: str, extras: list[str], budget: int) -> str:
-    """Header, the state whole, then extras while they fit the budget (bytes of UTF-8)."""
-    body = HEADERS[_language_of(state)] + "\n\n" + state.rstrip("\n") + "\n"
-    used = len(body.encode())
-    cut = False
-    for extra in extras:
-        size = len(extra.encode()) + 1
-        if used + size + len(MORE_CONTEXT) + 1 > budget:
-            cut = True
-            continue
-        body += "\n" + extra.rstrip("\n") + "\n"
-        used += size
-    if cut:
-        body += "\n" + MORE_CONTEXT + "\n"
-    return body
 
 
 def extras_for(layout: Layout) -> list[str]:
     """Context offered after the state, in order, while it fits the budget: the known pitfalls
     (active KnownIssue records), from the plain-text cache `decide`/`error` write
     (usecases/decisions.py:refresh_pitfalls; no pygit2 here)."""
-    extras: list[str] = []
     try:
-        with open(layout.commondir / "agy" / "pitfalls.md", encoding="utf-8") as handle:
-            pitfalls = handle.read(READ_LIMIT)
-    except (OSError, ValueError):
-        pitfalls = ""
-    if pitfalls.strip():
-        extras.append(pitfalls)
-    return extras
+        data = view.read_regular(layout.commondir / "agy" / "pitfalls.md", PITFALLS_LIMIT)
+    except view.NotRegular:
+        data = None
+    pitfalls = data.decode("utf-8", "replace") if data else ""
+    return [pitfalls] if pitfalls.strip() else []
+
+
+def _you(layout: Layout) -> str | None:
+    """Whom git would name as the author here (GIT_AUTHOR_EMAIL, else user.email)."""
+    you = os.environ.get("GIT_AUTHOR_EMAIL") or gitconfig.get(layout, "user.email")
+    return you.strip() if you and you.strip() else None
+
+
+def state_text(layout: Layout) -> str | None:
+    """The framed state to inject (hooks/frame.py), or None with no STATE.md at all.
+
+    A regular STATE.md is injected, attributed to the snapshot it was written from (the view
+    record) or said to be unsaved or of unknown origin; one that is no regular file is not read:
+    the chain's tip snapshot goes in instead, saying why."""
+    from gitstate.hooks import frame
+
+    assert layout.view_path is not None
+    chain = layout.state_ref
+    try:
+        data = view.read_regular(layout.view_path, READ_LIMIT)
+        what = None
+    except view.NotRegular as exc:
+        data, what = None, exc.what
+    if data is None and what is None:
+        return None  # no STATE.md: silence, as the peer
+    sources: list[str] = []
+    where = "show_or_file"
+    author: str | None = None
+    text: str | None = None
+    if data is not None:
+        text = data.decode("utf-8", "replace")
+        lang = frame.language_of(text)
+        record = view.read_record(layout)
+        if record is not None and record.ref == chain:
+            author = record.author or view.commit_author(layout, record.snapshot)
+            who, when, _ = frame.ident(author)
+            kind = "snapshot" if record.blob == view.blob_id(data) else "edited"
+            sources.append(
+                frame.source_line(
+                    lang, kind, chain=chain, short=record.snapshot[:12], who=who, when=when
+                )
+            )
+            tip = view.ref_tip(layout, chain)
+            if tip is not None and tip != record.snapshot:
+                who, when, _ = frame.ident(view.commit_author(layout, tip))
+                sources.append(
+                    frame.source_line(lang, "newest", short=tip[:12], who=who, when=when)
+                )
+        else:
+            sources.append(frame.source_line(lang, "unknown", chain=chain))
+    else:
+        assert what is not None
+        found = view.tip_state(layout)
+        if found is None:
+            lang = "en"
+            sources.append(frame.source_line(lang, "none", chain=chain, what=what))
+        else:
+            commit, author, blob = found
+            text = blob.decode("utf-8", "replace")
+            lang = frame.language_of(text)
+            who, when, _ = frame.ident(author)
+            sources.append(
+                frame.source_line(
+                    lang,
+                    "tip",
+                    chain=chain,
+                    short=commit[:12],
+                    who=who,
+                    when=when,
+                    what=frame.what_in(lang, what),
+                )
+            )
+            where = "show"
+    if author is not None:
+        _, _, email = frame.ident(author)
+        you = _you(layout)
+        if email and you and email.casefold() != you.casefold():
+            sources.append(frame.source_line(lang, "other", you=frame.one_line(you)))
+    budget = gitconfig.get_int(layout, "agy.injectBudget", DEFAULT_BUDGET)
+    extras = extras_for(layout) if text is not None else []
+    return frame.state_frame(text, sources, extras, budget, where)
 
 
 def _inject(hook: Hook, layout: Layout | None) -> int:
     if hook.agent == "agy" and (hook.number("invocationNum") or 1) > 1:
         return hook.nothing()  # agy: only the first model call of a turn gets the state
     parts = []
-    data = _read_view(layout) if layout is not None and layout.view_path is not None else None
-    if data is not None:
-        assert layout is not None
-        text = data.decode("utf-8", "replace")
-        budget = gitconfig.get_int(layout, "agy.injectBudget", DEFAULT_BUDGET)
-        parts.append(inject_text(text, extras_for(layout), budget))
+    if layout is not None and layout.view_path is not None:
+        state = state_text(layout)
+        if state:
+            parts.append(state)  # within agy.injectBudget, frame and pitfalls included
     core = _memory_core(hook, layout)
     if core:
         parts.append(core)  # after the state, within its own budget (agy.memoryBudget)

@@ -1,5 +1,8 @@
 """The memory core for the agent hook's session-start injection (DESIGN.md §8).
 
+Framed as data between its own markers, redacted, and the whole framed block within
+agy.memoryBudget (hooks/frame.py; docs/hooks.md, "What is injected").
+
 Read from the brain's plain-text cache (storage/memory_cache.py), never through pygit2; standard
 library only and no `typing` at run time, like hooks/agent.py. Given only at startup and resume:
 not after a compaction (Claude Code / Gemini CLI `source: compact`), and for agy, whose first
@@ -44,12 +47,26 @@ def core_for(
         return None
     from gitstate.document.memory_core import core_text
     from gitstate.document.sessions import days
+    from gitstate.hooks import frame
 
     project = work_tree_name(layout, project_dir)
     today, yesterday = days(time.time())
-    return core_text(
-        lambda path: memory_cache.read_text(cache, path), project, today, yesterday, budget
-    )
+    tip = memory_cache.tip(cache) or "?"
+    source = f"Source: the memory brain {brain.path} (refs/agy/memory at {tip[:12]})."
+    overhead = len(frame.memory_frame("", source).encode())
+    room = budget - overhead
+    for _ in range(3):  # redaction may lengthen a text a little: shrink the room and retry
+        core = core_text(
+            lambda path: memory_cache.read_text(cache, path), project, today, yesterday, room
+        )
+        if core is None:
+            return None
+        framed = frame.memory_frame(core, source)
+        excess = len(framed.encode()) - budget
+        if excess <= 0:
+            return framed
+        room -= excess + 64
+    return None
 
 
 def _first_time(brain: BrainLayout, conversation: object) -> bool:

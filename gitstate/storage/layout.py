@@ -1,7 +1,8 @@
 """Where things live for one work tree: its root, git dir, common dir, and its state ref.
 
 Standard library only: the agent hooks use this on every turn, where importing pygit2 would cost
-more than the whole hook. The rest of the storage layer builds on it.
+more than the whole hook. The rest of the storage layer builds on it. `owner_refusal` is git's
+`safe.directory` owner check for the hooks (docs/hooks.md, "Whose repository").
 """
 
 from __future__ import annotations
@@ -100,3 +101,89 @@ def discover(start: Path | str | None = None) -> Layout | None:
         if directory in ceilings:
             break
     return None
+
+
+# ---- git's owner check (safe.directory), for the agent hooks --------------------------------
+
+
+def _owned_by_caller(path: Path) -> bool:
+    """git's is_path_owned_by_current_uid(): lstat's owner is the effective uid; as root, a
+    root-owned path, or one owned by the uid in SUDO_UID (read as git's strtoul reads it)."""
+    try:
+        owner = os.lstat(path).st_uid
+    except OSError:
+        return False
+    euid = os.geteuid()
+    if euid == 0:
+        if owner == 0:
+            return True
+        euid = _sudo_uid(os.environ.get("SUDO_UID"), euid)
+    return owner == euid
+
+
+def _sudo_uid(value: str | None, default: int) -> int:
+    """SUDO_UID as git's extract_id_from_env(): strtoul with the whole string consumed; an
+    empty, partial or overflowing value leaves the uid as it was."""
+    if not value:
+        return default
+    text = value.lstrip(" \t\n\r\f\v")
+    negative = text[:1] == "-"
+    if text[:1] in ("+", "-"):
+        text = text[1:]
+    if not text or not text.isascii() or not text.isdigit():
+        return default
+    number = int(text)
+    if number > 2**64 - 1:
+        return default  # ERANGE
+    if negative:
+        number = (2**64 - number) % 2**64
+    return number & 0xFFFFFFFF  # uid_t
+
+
+def owner_refusal(layout: Layout) -> str | None:
+    """Why git would refuse to open this repository (its `safe.directory` owner check), or
+    None when git would open it.
+
+    As git does: with GIT_DIR set nothing is checked; otherwise the `.git` file (if any), the
+    work tree and the git dir must be owned by the caller (see _owned_by_caller). When one is
+    not, whether `safe.directory` lets it through is decided by git itself (`git rev-parse`),
+    because only git knows its protected configuration exactly: the system file of its build,
+    the global files, `-c` and GIT_CONFIG_COUNT/GIT_CONFIG_PARAMETERS, includes, `*`, `/*`
+    prefixes and the empty value that resets the list; never the repository's own config. So
+    the usual case costs three lstat calls and no process.
+    """
+    if os.environ.get("GIT_DIR"):
+        return None
+    paths = [layout.gitdir]
+    top = layout.workdir
+    if top is not None:
+        dotgit = top / ".git"  # lstat'ed, as git does: a symlinked .git is the link's owner
+        paths = [top, dotgit] if dotgit.is_dir() else [dotgit, top, layout.gitdir]
+    if not os.environ.get("GIT_TEST_ASSUME_DIFFERENT_OWNER") and all(
+        _owned_by_caller(p) for p in paths
+    ):
+        return None
+    return _ask_git(top if top is not None else layout.gitdir)
+
+
+def _ask_git(where: Path) -> str | None:
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(where), "rev-parse", "--git-dir"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"not owned by you, and git could not be asked about safe.directory ({exc})"
+    if proc.returncode == 0:
+        return None
+    lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+    return (lines[0] if lines else f"git rev-parse exited {proc.returncode}").removeprefix(
+        "fatal: "
+    )

@@ -1,24 +1,29 @@
-"""STATE.md in the work tree: reading it, replacing it atomically, and knowing if it is clean.
+"""STATE.md in the work tree: reading it safely, replacing it atomically, knowing if it is clean.
 
-The view record (`<gitdir>/agy/view`) remembers which snapshot was last written to the view and
-the git blob id of the bytes written, so "clean or dirty" needs no pygit2 (hooks read this).
-Standard library only. The view is written before its record: a crash in between leaves a view
-that reads as dirty but equals the tip, which the next save recognises; never the reverse.
+The view record (`<gitdir>/agy/view`) remembers which snapshot was last written to the view, the
+git blob id of the bytes written, and that snapshot's author, so "clean or dirty" and "who wrote
+it" need no pygit2 (hooks read this). Standard library only, and nothing heavier than `os` at
+import: the agent hooks import this on every turn. The view is written before its record: a
+crash in between leaves a view that reads as dirty but equals the tip, which the next save
+recognises; never the reverse.
+
+`read_regular` is the one reader of STATE.md: only a regular file (a symlink, FIFO, device or
+directory is refused, never followed or opened for reading), opened non-blocking, read bounded
+(docs/hooks.md, "What is injected").
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections import namedtuple
 from pathlib import Path
 
-from gitstate.document.model import MAX_BYTES
-from gitstate.document.validate import Problem
-from gitstate.errors import InvalidDocument
 from gitstate.storage.layout import Layout
 
 TMP_PREFIX = ".STATE.md.agy-"
+LIMIT = 1024 * 1024  # = document.model.MAX_BYTES (not imported: the hooks load no parser)
 
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time `typing` stays unloaded:
@@ -27,17 +32,29 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NamedTuple
 
+    from gitstate.errors import InvalidDocument
+
     class _RecordFields(NamedTuple):
         ref: str  # the chain the view belongs to
         snapshot: str  # commit id last written to the view
         blob: str  # git blob id of the bytes written
+        author: str | None = None  # that snapshot's author, as git stores it: `Name <e> T +0000`
 
 else:
-    _RecordFields = namedtuple("_RecordFields", "ref snapshot blob")
+    _RecordFields = namedtuple("_RecordFields", "ref snapshot blob author", defaults=(None,))
 
 
 class Record(_RecordFields):
     __slots__ = ()
+
+
+class NotRegular(Exception):
+    """STATE.md exists but is no regular file (or cannot be read): never followed or read."""
+
+    def __init__(self, path: Path | str, what: str) -> None:
+        super().__init__(f"{path} is {what}")
+        self.path = str(path)
+        self.what = what  # "a symbolic link", "a FIFO", "a directory", "unreadable: …"
 
 
 def blob_id(data: bytes) -> str:
@@ -52,32 +69,108 @@ def blob_id(data: bytes) -> str:
     return digest
 
 
-def read(layout: Layout, limit: int = MAX_BYTES + 1) -> bytes | None:
-    """The view's bytes (at most `limit`: enough to know it is too big), or None if missing."""
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, what in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def read_regular(path: Path | str, limit: int) -> bytes | None:
+    """At most `limit` bytes of the regular file `path`; None if there is none.
+
+    NotRegular for anything else: a symlink (even one pointing inside the work tree or at
+    nothing), a FIFO, socket, device or directory. The file is lstat'ed first (a device is
+    never opened), then opened with O_NOFOLLOW|O_NONBLOCK (a FIFO swapped in meanwhile cannot
+    block, a symlink swapped in cannot be followed) and fstat'ed: it must be the same regular
+    file."""
+    try:
+        before = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+    except OSError as exc:
+        raise NotRegular(path, f"unreadable: {exc.strerror}") from None
+    what = _kind(before.st_mode)
+    if what is not None:
+        raise NotRegular(path, what)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise NotRegular(path, f"unreadable: {exc.strerror}") from None
+    try:
+        now = os.fstat(fd)
+        what = _kind(now.st_mode)
+        if what is not None or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+            raise NotRegular(path, what or "replaced while it was read")
+        chunks = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except BlockingIOError:
+        raise NotRegular(path, "unreadable: it would block") from None
+    except NotRegular:
+        raise
+    except OSError as exc:
+        raise NotRegular(path, f"unreadable: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def read(layout: Layout, limit: int = LIMIT + 1) -> bytes | None:
+    """The view's bytes (at most `limit`: enough to know it is too big), or None if missing.
+
+    A view that is not a regular file is refused with InvalidDocument (exit 1, with a hint):
+    not "no view", because a later rename onto it would fail, or replace what the user
+    keeps there, after the ref had moved."""
     path = layout.view_path
     if path is None:
         return None
     try:
-        with open(path, "rb") as handle:
-            return handle.read(limit)
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        # Not "no view": a later rename onto it would fail after the ref had moved.
-        raise _unreadable(f"{path} is a directory, not a file") from None
-    except OSError as exc:
-        raise _unreadable(f"cannot read {path}: {exc.strerror}") from None
+        return read_regular(path, limit)
+    except NotRegular as exc:
+        raise unreadable(exc) from None
 
 
-def _unreadable(message: str) -> InvalidDocument:
-    problem = Problem(None, message, "not_a_file")
-    return InvalidDocument(message, (problem,), hint="STATE.md must be a readable file")
+def unreadable(exc: NotRegular) -> InvalidDocument:
+    from gitstate.document.validate import Problem
+    from gitstate.errors import InvalidDocument
+
+    if exc.what.startswith("unreadable"):
+        message = f"cannot read {exc.path}: {exc.what.removeprefix('unreadable: ')}"
+        hint = "STATE.md must be a readable file"
+    else:
+        message = f"{exc.path} is {exc.what}, not a regular file: git agy-state does not follow it"
+        hint = (
+            "move it away (mv STATE.md STATE.md.old), then git agy-state checkout writes the view "
+            "from the tip"
+        )
+    return InvalidDocument(message, (Problem(None, message, "not_a_file"),), hint=hint)
 
 
 def size(layout: Layout) -> int | None:
     path = layout.view_path
     try:
-        return None if path is None else path.stat().st_size
+        return None if path is None else os.lstat(path).st_size
     except FileNotFoundError:
         return None
 
@@ -87,15 +180,22 @@ def _record_path(layout: Layout) -> Path:
 
 
 def read_record(layout: Layout) -> Record | None:
-    """The record is one line, `<snapshot> <blob> <ref>`; anything else counts as no record."""
+    """The record: a line `<snapshot> <blob> <ref>`, then optionally `author <ident>`;
+    anything else counts as no record."""
     try:
-        fields = _record_path(layout).read_text().split()
+        with open(_record_path(layout), "rb") as handle:
+            text = handle.read(4096).decode()
     except (OSError, UnicodeDecodeError):
         return None
+    lines = text.splitlines()
+    fields = lines[0].split() if lines else []
     if len(fields) != 3:
         return None
     snapshot, blob, ref = fields
-    return Record(ref, snapshot, blob)
+    author = None
+    if len(lines) > 1 and lines[1].startswith("author "):
+        author = lines[1][len("author ") :].strip() or None
+    return Record(ref, snapshot, blob, author)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -112,20 +212,31 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def write_record(layout: Layout, record: Record) -> None:
-    line = f"{record.snapshot} {record.blob} {record.ref}\n"
-    write_atomic(_record_path(layout), line.encode())
+    text = f"{record.snapshot} {record.blob} {record.ref}\n"
+    if record.author:
+        text += f"author {_one_line(record.author)}\n"
+    write_atomic(_record_path(layout), text.encode())
+
+
+def _one_line(text: str) -> str:
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
 
 
 def drop_record(layout: Layout) -> None:
     _record_path(layout).unlink(missing_ok=True)
 
 
-def write(layout: Layout, data: bytes, snapshot: str) -> None:
-    """Write the view from a snapshot, then record it (in that order; see the module doc)."""
+def write(layout: Layout, data: bytes, snapshot: str, author: str | None = None) -> None:
+    """Write the view from a snapshot, then record it (in that order; see the module doc).
+
+    `author` is the snapshot's author ident (`Name <email> <time> <tz>`); read from the
+    commit when not given, so the hooks can say who wrote what they inject."""
     path = layout.view_path
     assert path is not None, "a bare repository has no view"
     write_atomic(path, data)
-    write_record(layout, Record(layout.state_ref, snapshot, blob_id(data)))
+    if author is None:
+        author = commit_author(layout, snapshot)
+    write_record(layout, Record(layout.state_ref, snapshot, blob_id(data), author))
 
 
 def remove(layout: Layout) -> None:
@@ -160,3 +271,133 @@ def status(layout: Layout, data: bytes | None) -> str:
     if record is not None and record.ref == layout.state_ref and record.blob == blob_id(data):
         return "clean"
     return "dirty"
+
+
+# ---- provenance: who wrote a snapshot, and the chain's tip, without pygit2 --------------------
+
+
+def commit_author(layout: Layout, commit: str) -> str | None:
+    """The author line of `commit` as git stores it (`Name <email> 1767323045 +0000`), or None.
+
+    A loose object is read with zlib (a fresh snapshot is loose); a packed one is asked of
+    `git cat-file` (one process, only then)."""
+    header = _loose_object(layout, commit, 1 << 16)
+    if header is None:
+        header = _git_cat(layout, "commit", commit)
+    if header is None:
+        return None
+    for line in header.split(b"\n"):
+        if not line:
+            break  # the end of the headers
+        if line.startswith(b"author "):
+            return line[len(b"author ") :].decode("utf-8", "replace")
+    return None
+
+
+def _loose_object(layout: Layout, oid: str, limit: int) -> bytes | None:
+    """The start (at most `limit` bytes) of a loose commit's body, or None."""
+    if len(oid) not in (40, 64) or not all(c in "0123456789abcdef" for c in oid):
+        return None
+    path = layout.commondir / "objects" / oid[:2] / oid[2:]
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(limit)
+    except OSError:
+        return None
+    import zlib
+
+    try:
+        data = zlib.decompressobj().decompress(raw, limit)
+    except zlib.error:
+        return None
+    head, sep, body = data.partition(b"\0")
+    if not sep or not head.startswith(b"commit "):
+        return None
+    return body
+
+
+def _git_cat(layout: Layout, kind: str, rev: str) -> bytes | None:
+    import subprocess
+
+    from gitstate.storage.gitcli import clean_env
+
+    try:
+        proc = subprocess.run(
+            ["git", f"--git-dir={layout.commondir}", "--no-replace-objects", "cat-file", kind, rev],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=clean_env(),
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def ref_tip(layout: Layout, ref: str) -> str | None:
+    """The commit a ref names: its loose file, else packed-refs (read only up to 1 MiB)."""
+    try:
+        with open(layout.commondir / ref, "rb") as handle:
+            value = handle.read(200).decode("ascii", "replace").strip()
+        return value if _is_oid(value) else None
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        pass
+    except OSError:
+        return None
+    try:
+        with open(layout.commondir / "packed-refs", "rb") as handle:
+            packed = handle.read(1 << 20)
+    except OSError:
+        return None
+    want = b" " + ref.encode() + b"\n"
+    at = packed.find(want)
+    if at < 0:
+        return None
+    start = packed.rfind(b"\n", 0, at) + 1
+    value = packed[start:at].decode("ascii", "replace")
+    return value if _is_oid(value) else None
+
+
+def _is_oid(value: str) -> bool:
+    return len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
+
+
+def tip_state(layout: Layout, limit: int = LIMIT) -> tuple[str, str | None, bytes] | None:
+    """The chain's tip as (commit, author ident, its STATE.md), read with `git cat-file`; None
+    with no tip, no STATE.md blob in it, or one over `limit` bytes (never read whole)."""
+    import subprocess
+
+    from gitstate.storage.gitcli import clean_env
+
+    tip = ref_tip(layout, layout.state_ref)
+    if tip is None:
+        return None
+    author = commit_author(layout, tip)
+    try:
+        proc = subprocess.Popen(
+            ["git", f"--git-dir={layout.commondir}", "--no-replace-objects", "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=clean_env(),
+        )
+    except OSError:
+        return None
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(f"{tip}:STATE.md\n".encode())
+        proc.stdin.close()
+        fields = proc.stdout.readline(200).split()
+        if len(fields) != 3 or fields[1] != b"blob" or not fields[2].isdigit():
+            return None
+        size = int(fields[2])
+        if size > limit:
+            return None
+        data = proc.stdout.read(size)
+        return (tip, author, data) if len(data) == size else None
+    except OSError:
+        return None
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
