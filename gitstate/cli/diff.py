@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gitstate.cli.output import emit_json, json_option
+from gitstate.cli.output import emit_json, json_option, say
 from gitstate.usecases import history
 from gitstate.usecases.workspace import Workspace
 
@@ -20,4 +20,4 @@ def diff(a: str | None, b: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(result.as_json())
     elif result.text:
-        click.echo(result.text, nl=False)
+        say(result.text, nl=False)

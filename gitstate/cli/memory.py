@@ -145,11 +145,11 @@ def show_cmd(file: str | None, layer: str | None, project: str | None, as_json: 
         emit_json(shown.as_json())
         return
     if len(shown.files) == 1 and (file or layer not in (None, "experience")):
-        click.echo(shown.files[0][1], nl=False)
+        say(shown.files[0][1], nl=False)
         return
     for index, (path, text) in enumerate(shown.files):
         say(("\n" if index else "") + f"==> {path} <==")
-        click.echo(text, nl=False)
+        say(text, nl=False)
 
 
 @memory.command("search")

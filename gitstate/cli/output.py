@@ -1,6 +1,10 @@
 """How the CLI speaks: JSON on stdout for machines, text on stdout, diagnostics on stderr.
 
-The one place errors become `error: …` / `hint: …` lines (or `{"error", "code"}` JSON).
+The one place errors become `error: …` / `hint: …` lines (or `{"error", "code"}` JSON), and
+the one place text meets the terminal: everything `say`, `note` and `report_error` print has its
+control characters escaped (document/controls.py, docs/format.md), since stored text may come
+from a teammate, a remote or an agent. JSON is escaped by json.dumps, and `emit_json` also
+writes DEL, C1 and the bidi controls as `\\u` escapes (json.dumps leaves those raw).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gitstate.document.controls import escape, escape_json
 from gitstate.errors import AgyError, InvalidDocument, SecretFound
 
 if TYPE_CHECKING:  # the use cases load pygit2; commands that print them import them anyway
@@ -57,15 +62,17 @@ def report_written(result: Written, as_json: bool, verb: str) -> None:
 def emit_json(value: Any) -> None:
     import json  # only --json output pays for it
 
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+    click.echo(escape_json(json.dumps(value, ensure_ascii=False, indent=2)))
 
 
-def say(text: str = "") -> None:
-    click.echo(text)
+def say(text: str = "", nl: bool = True) -> None:
+    """Text for a human on stdout, control characters escaped."""
+    click.echo(escape(text), nl=nl)
 
 
 def note(text: str) -> None:
-    click.echo(text, err=True)
+    """A diagnostic on stderr, control characters escaped."""
+    click.echo(escape(text), err=True)
 
 
 def problem_lines(problems: Sequence[Any], limit: int = MAX_LISTED) -> list[str]:
@@ -98,7 +105,7 @@ def report_error(exc: AgyError, as_json: bool) -> int:
         lines.extend(problem_lines(exc.problems))
     if exc.hint:
         lines.append(f"hint: {exc.hint}")
-    click.echo("\n".join(lines), err=True)
+    click.echo(escape("\n".join(lines)), err=True)
     return exc.exit_code
 
 

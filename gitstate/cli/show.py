@@ -1,4 +1,8 @@
-"""`git agy-state show`: a snapshot's STATE.md, byte for byte."""
+"""`git agy-state show`: a snapshot's STATE.md, byte for byte.
+
+Byte for byte for every valid document; one that holds control characters (only a crafted
+snapshot can: save and patch refuse them) is printed with them escaped (docs/format.md).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import sys
 import click
 
 from gitstate.cli.output import emit_json, json_option, say
+from gitstate.document.controls import escape_bytes
 from gitstate.document.language import KEYS
 from gitstate.document.model import parse
 from gitstate.usecases import history
@@ -42,5 +47,5 @@ def show(rev: str | None, section: str | None, as_json: bool) -> None:
         )
         return
     out = sys.stdout.buffer  # byte for byte, as git show REV:STATE.md
-    out.write(data)
+    out.write(escape_bytes(data))
     out.flush()

@@ -1,14 +1,16 @@
 """The STATE.md rules (DESIGN.md §2): every problem at once, each with its line number.
 
 Rule for rule the peer validator (antigravity-state's state-check.mjs), in its order and, for
-zh-TW, its words; plus line numbers, warnings for stray markers, and one deliberate exception:
-indented sub-bullets under a key-data item belong to that item.
+zh-TW, its words; plus line numbers, warnings for stray markers, and two deliberate exceptions:
+indented sub-bullets under a key-data item belong to that item, and control characters are
+refused (document/controls.py, docs/format.md).
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
 
+from gitstate.document import controls
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
 from gitstate.document.model import (
@@ -119,7 +121,32 @@ def check_bytes(data: bytes, fallback: Language = lang_mod.EN, size: int | None 
 
 
 def check_text(text: str) -> Report:
-    return check_outline(outline(text))
+    report = check_outline(outline(text))
+    refused = _controls(lang_mod.by_code(report.language), text)
+    if not refused:
+        return report
+    errors = sorted(report.errors + tuple(refused), key=lambda p: p.line or 0)
+    return report._replace(errors=tuple(errors))
+
+
+def _controls(lang: Language, text: str) -> list[Problem]:
+    """Control characters, one error per line (docs/format.md): a terminal would obey them,
+    so the text would show as something it is not. The peer accepts them; we do not."""
+    return [
+        Problem(number, _control_message(lang, controls.name(char)), "control")
+        for number, char in controls.find(strip_bom(text))
+    ]
+
+
+def _control_message(lang: Language, char: str) -> str:
+    if lang.code == "en":
+        return (
+            f"the line holds the control character {char}; remove it (terminal escapes, "
+            "backspaces and bidi overrides make text show as something else)"
+        )
+    if lang.code == "zh-CN":
+        return f"此行含控制字符 {char}，请删除（终端转义、退格与双向覆盖会让文字显示成别的内容）"
+    return f"此行含控制字元 {char}，請刪除（終端機跳脫、退格與雙向覆寫會讓文字顯示成別的內容）"
 
 
 def check_outline(out: Outline) -> Report:

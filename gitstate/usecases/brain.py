@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from gitstate import secrets
+from gitstate.document import controls
 from gitstate.document import memory_files as files
 from gitstate.errors import Failure, NotFound, SecretFound, WorkAtRisk
 from gitstate.storage import lock as lock_mod
@@ -98,6 +99,7 @@ def write(
             if not changes:
                 return Written(None, (), (), created, lines, str(brain.layout.path))
             warnings = _capacity(current, changes)
+            _refuse_controls(brain, tip, changes)
             if not allow_secret:
                 _refuse_secrets(brain, tip, changes)
             new_text = changes.get(files.MEMORY_FILE)
@@ -136,6 +138,25 @@ def _capacity(current: str, changes: dict[str, str | None]) -> list[str]:
         )
     warning = memory_warning(after)
     return [warning] if warning else []
+
+
+def _refuse_controls(brain: Brain, tip: str | None, changes: dict[str, str | None]) -> None:
+    """Refuse a write whose new lines hold control characters (docs/memory.md): the memory is
+    printed and injected, and a terminal would obey them. Lines already there (a merge brought
+    them) are left alone."""
+    for path, text in sorted(changes.items()):
+        if text is None:
+            continue
+        old = set((brain.text(tip, path) or "").split("\n"))
+        for number, line in enumerate(text.split("\n"), 1):
+            char = controls.first(line + "\n" if line.endswith("\r") else line)
+            if char is not None and line not in old:
+                raise Failure(
+                    f"refusing to write {path}: line {number} holds the control character "
+                    f"{controls.name(char)}",
+                    hint="remove it: terminal escapes, backspaces and bidi overrides make text "
+                    "show as something else",
+                )
 
 
 def _refuse_secrets(brain: Brain, tip: str | None, changes: dict[str, str | None]) -> None:

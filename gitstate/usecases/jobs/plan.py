@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from gitstate.document import controls
 from gitstate.errors import UsageError
 
 MAX_PROMPT_BYTES = 200 * 1024
@@ -55,6 +56,20 @@ def decode_plan(data: bytes, where: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{where} is not UTF-8 text") from None
+
+
+def check_text(text: str, where: str = "the plan") -> str:
+    """Refuse a plan with control characters (docs/jobs.md): it is a document, printed by
+    `job list`/`job show` and committed to the job record, and a terminal would obey them."""
+    found = controls.find(text)
+    if found:
+        number, char = found[0]
+        raise UsageError(
+            f"{where} line {number} holds the control character {controls.name(char)}",
+            hint="remove it: terminal escapes, backspaces and bidi overrides make text show "
+            "as something else",
+        )
+    return text
 
 
 def parse_plan(text: str) -> Plan:

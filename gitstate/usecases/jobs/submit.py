@@ -93,6 +93,7 @@ def run(
     config_mod.parse_duration(timeout, "--timeout")
     if not plan_text.strip():
         raise UsageError("the plan is empty")
+    plan.check_text(plan_text)
     here = Store(layout)
     base, _branch = here.head_info()
     if base is None:
