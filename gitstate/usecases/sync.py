@@ -20,7 +20,7 @@ from gitstate.errors import Failure, NotFound, UsageError, WorkAtRisk
 from gitstate.storage import gitcli, view
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.layout import Layout
-from gitstate.usecases import carry
+from gitstate.usecases import carry, sync_trust
 from gitstate.usecases.sync_results import ChainResult, Synced
 from gitstate.usecases.workspace import Workspace
 
@@ -141,31 +141,56 @@ def _main_workdir(ws: Workspace) -> Path | None:
 
 
 def bring_chain(
-    ws: Workspace, local_ref: str, remote_ref: str, source: str, listing: dict[str, str]
+    ws: Workspace,
+    local_ref: str,
+    remote_ref: str,
+    source: str,
+    listing: dict[str, str],
+    trust: sync_trust.Trust | None,
 ) -> ChainResult:
-    """Decide with git what a chain needs; load pygit2 (sync_chains) only when it must move."""
+    """Decide with git what a chain needs; load pygit2 (sync_chains) only when it must move.
+
+    What the remote sent is checked first (`trust`: this person's own chain; None: a
+    teammate's asked for with --from); a copy that fails is `skipped`, with the reason."""
     local, remote = listing.get(local_ref), listing.get(remote_ref)
     if remote is None:
         return ChainResult(local_ref, "ahead" if local else "up-to-date", local)
     if local == remote:
         return ChainResult(local_ref, "up-to-date", local)
-    if local is not None and gitcli.is_ancestor(ws.layout, remote, local):
+    if not ws.layout.gitdir.is_dir():
+        # A linked work tree this repository does not have (a job run on another machine):
+        # the chain stays in its fetched copy until a work tree of that name exists here.
+        return ChainResult(local_ref, "elsewhere", local)
+    problem = sync_trust.kind_problem(ws, remote)
+    if problem is None and local is not None and gitcli.is_ancestor(ws.layout, remote, local):
         return ChainResult(local_ref, "ahead", local)
+    problem = problem or sync_trust.chain_problem(ws, local, remote, trust)
+    if problem is not None:
+        return ChainResult(local_ref, "skipped", local, reason=problem)
     from gitstate.usecases.sync_chains import merge_chain  # the chain moves: pygit2 from here
 
-    return merge_chain(ws, local_ref, remote_ref, source)
+    return merge_chain(ws, local_ref, remote, source)
 
 
 # ---- notes and shared refs -----------------------------------------------------------------
 
 
-def merge_notes(ws: Workspace, name: str, listing: dict[str, str]) -> str:
+def merge_notes(ws: Workspace, name: str, listing: dict[str, str], skipped: dict[str, str]) -> str:
+    """Fast-forward or merge the fetched decision notes, once they pass the checks (a copy
+    that fails is recorded in `skipped` and left alone: "skipped")."""
     remote_ref = f"refs/notes/agy-remotes/{name}/decisions"
     remote, known = listing.get(remote_ref), listing.get(DECISIONS_REF)
     if remote is None:
         return "none on the remote"
-    if known == remote or (known and gitcli.is_ancestor(ws.layout, remote, known)):
+    problem = sync_trust.kind_problem(ws, remote) if known != remote else None
+    if problem is None and (
+        known == remote or (known and gitcli.is_ancestor(ws.layout, remote, known))
+    ):
         return "up-to-date"
+    problem = problem or sync_trust.notes_problem(ws, known, remote)
+    if problem is not None:
+        skipped[remote_ref] = problem
+        return "skipped"
     store = ws.store
     with lock_mod.held(ws.layout.commondir / "agy" / "decisions.lock"):
         local = store.tip(DECISIONS_REF)
@@ -209,10 +234,11 @@ def _identity(ws: Workspace) -> list[str]:
 
 
 def receive_shared(
-    ws: Workspace, name: str, listing: dict[str, str]
+    ws: Workspace, name: str, listing: dict[str, str], skipped: dict[str, str]
 ) -> tuple[list[str], list[str]]:
     """Create or fast-forward local archives, job records and checkpoint tags from the fetched
-    copies; a ref that differs on both sides is reported and left alone (never forced)."""
+    copies; a ref that differs on both sides is reported and left alone (never forced); one
+    whose copy fails the checks is recorded in `skipped` and left alone."""
     received: list[str] = []
     clashes: list[str] = []
     prefix = f"refs/agy-remotes/{name}/"
@@ -230,12 +256,30 @@ def receive_shared(
         if theirs == mine:
             continue
         job = rest.startswith("jobs/")
-        if mine is None or (job and gitcli.is_ancestor(ws.layout, mine, theirs)):
-            if ws.store.compare_and_swap(local_ref, mine, theirs, "agy-state sync: receive"):
-                received.append(local_ref)
-        elif not (job and gitcli.is_ancestor(ws.layout, theirs, mine)):
+        if mine is not None and not job:
             clashes.append(local_ref)
+            continue
+        problem = sync_trust.kind_problem(ws, theirs) if job else None
+        if problem is None and mine is not None:
+            if gitcli.is_ancestor(ws.layout, theirs, mine):
+                continue  # ours is ahead
+            if not gitcli.is_ancestor(ws.layout, mine, theirs):
+                clashes.append(local_ref)
+                continue
+        problem = problem or _shared_problem(ws, rest, theirs)
+        if problem is not None:
+            skipped[fetched] = problem
+        elif ws.store.compare_and_swap(local_ref, mine, theirs, "agy-state sync: receive"):
+            received.append(local_ref)
     return received, clashes
+
+
+def _shared_problem(ws: Workspace, rest: str, oid: str) -> str | None:
+    if rest.startswith("archive/"):
+        return sync_trust.snapshot_problem(ws, oid)
+    if rest.startswith("jobs/"):
+        return sync_trust.record_problem(ws, oid)
+    return sync_trust.tag_problem(ws, oid)
 
 
 # ---- push -------------------------------------------------------------------------------------
@@ -257,8 +301,11 @@ class Pushed(NamedTuple):
 _LOST_RACE = ("failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value")
 
 
-def push(ws: Workspace, remote: str, user: str) -> Pushed:
+def push(ws: Workspace, remote: str, user: str, hold: frozenset[str] = frozenset()) -> Pushed:
+    """`hold`: remote refs not to push this round (their fetched copy was skipped: ours would
+    be rejected as not a fast-forward, and must not be forced)."""
     specs = carry.refspecs(carry.travelling(ws), user)
+    specs = [spec for spec in specs if spec.rpartition(":")[2] not in hold]
     if not specs:
         return Pushed([], [], [], [], [])
     proc = gitcli.run(
@@ -266,6 +313,7 @@ def push(ws: Workspace, remote: str, user: str) -> Pushed:
         "push",
         "--porcelain",
         "--no-verify",
+        "--",
         remote,
         *specs,
         env={"AGY_STATE_IN_HOOK": "1"},
@@ -351,6 +399,9 @@ def sync(
     teammate = carry.user_slug(from_user) if from_user else None
     if from_user and not teammate:
         raise UsageError(f"{from_user!r} is not a user name")
+    # `--from <yourself>` takes what others wrote onto your own chain (docs/sync.md).
+    trust = sync_trust.trust_of(ws, user, accept_foreign=teammate == user)
+    skipped: dict[str, str] = {}  # received ref -> why it was left alone (one warning each)
     with lock_mod.held(ws.layout.commondir / "agy" / "sync.lock", wait=120):
         rounds = 0
         chains: list[ChainResult] = []
@@ -371,24 +422,32 @@ def sync(
                         hint=f"{remote} could not update it, and nobody else had moved it; "
                         "the remote's server log says why",
                     )
-            chains = [
-                bring_chain(chain_ws, local_ref, remote_ref, remote, listing)
-                for chain_ws, local_ref, remote_ref in own_chains(ws, user, name, listing)
-            ]
-            if teammate:
+            chains = []
+            hold: set[str] = set()
+            for chain_ws, local_ref, remote_ref in own_chains(ws, user, name, listing):
+                chain = bring_chain(chain_ws, local_ref, remote_ref, remote, listing, trust)
+                chains.append(chain)
+                if chain.action == "skipped":
+                    skipped.setdefault(remote_ref, chain.reason)
+                if chain.action in ("skipped", "elsewhere") and chain.commit:
+                    hold.add(f"refs/agy/users/{user}/{local_ref[len('refs/agy/') :]}")
+            if teammate and teammate != user:
                 teammate_ref = f"refs/agy-remotes/{name}/users/{teammate}/state"
                 if teammate_ref not in listing:
                     raise NotFound(f"{remote} has no state chain of {teammate}")
-                chains.append(
-                    bring_chain(
-                        ws, ws.layout.state_ref, teammate_ref, f"{teammate} on {remote}", listing
-                    )
+                chain = bring_chain(
+                    ws, ws.layout.state_ref, teammate_ref, f"{teammate} on {remote}", listing, None
                 )
-            notes = merge_notes(ws, name, listing)
-            got, clashing = receive_shared(ws, name, listing)
+                chains.append(chain)
+                if chain.action == "skipped":
+                    skipped.setdefault(teammate_ref, chain.reason)
+            notes = merge_notes(ws, name, listing, skipped)
+            if notes == "skipped":
+                hold.add(DECISIONS_REF)
+            got, clashing = receive_shared(ws, name, listing, skipped)
             received += got
             clashes = clashing
-            outcome = push(ws, remote, user)
+            outcome = push(ws, remote, user, frozenset(hold))
             pushed += outcome.ok
             clashes += [c for c in outcome.clashes if c not in clashes]
             if outcome.refused:
@@ -411,7 +470,17 @@ def sync(
             time.sleep(0.05 * rounds)  # someone is pushing right now: let them finish
         view_state, overwritten = refresh_view(ws, force)
     return Synced(
-        remote, user, chains, notes, received, clashes, pushed, view_state, rounds, overwritten
+        remote,
+        user,
+        chains,
+        notes,
+        received,
+        clashes,
+        pushed,
+        view_state,
+        rounds,
+        overwritten,
+        tuple(skipped.items()),
     )
 
 
