@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import pygit2
 
 from gitstate import secrets
+from gitstate.document import controls
 from gitstate.errors import Failure, NotFound, SecretFound, UsageError
 from gitstate.storage import lock as lock_mod
 from gitstate.storage import notes
@@ -237,8 +238,10 @@ def summary(error_type: str, cause: str, fix: str) -> str:
 
 
 def one_line(text: str) -> str:
-    """Text for one terminal line: no line breaks, no control characters, single spaces."""
-    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    """Text for one terminal line: no line breaks, single spaces, control characters shown
+    escaped (`\\x08`: a hidden backspace is seen, not obeyed nor blanked)."""
+    shown = controls.escape(text)
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in shown).split())
 
 
 def pitfalls_text(rows: Iterable[Listed]) -> str | None:
@@ -365,6 +368,13 @@ def _required(name: str, value: str) -> str:
         raise UsageError(
             f"{name} is {len(text)} characters; a record holds at most {MAX_FIELD}",
             hint="keep the record short; put the details in a file and name it",
+        )
+    char = controls.first(text)
+    if char is not None:  # printed and injected; a terminal obeys them (docs/format.md)
+        raise UsageError(
+            f"{name} holds the control character {controls.name(char)}",
+            hint="remove it: terminal escapes, backspaces and bidi overrides make text show "
+            "as something else",
         )
     return text
 
