@@ -47,6 +47,16 @@ class TestMemoryRemote:
             assert "agy.memoryRemote" in result.stderr
         assert not marker.exists()
 
+    def test_a_url_with_a_token_is_used_but_never_written(self, cli: Any) -> None:
+        ok(cli("memory", "init"))
+        url = "http://user:SECRET-TOKEN@127.0.0.1:9/brain.git"  # nothing listens on port 9
+        result = cli("memory", "sync", url)
+        assert result.exit_code == 1
+        assert "SECRET-TOKEN" not in result.stdout + result.stderr
+        assert "http://127.0.0.1:9/brain.git" in result.stderr
+        assert brain_git("config", "--get", "agy.memoryRemote", check=False) == ""
+        assert "SECRET-TOKEN" not in brain_git("for-each-ref")
+
     def test_the_git_calls_pass_dashdash(self, cli: Any, tmp_path: Path) -> None:
         """A path that begins with `-` is still a remote when written as ./-name."""
         ok(cli("memory", "init"))

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from gitstate.document import memory_files as files
 from gitstate.document.memory_merge import FileMerge, merge_trees
 from gitstate.errors import AgyError, Failure, UsageError, WorkAtRisk
-from gitstate.storage import gitcli
+from gitstate.storage import gitcli, remote_url
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.brain import Brain
 from gitstate.storage.brain_layout import MEMORY_REF, REMOTE_KEY
@@ -81,8 +81,11 @@ def choose_remote(brain: Brain, given: str | None) -> tuple[str, str]:
                 f"{value!r} is neither a remote of the brain nor a URL or path",
                 hint="git agy-state memory sync URL",
             )
-        name = "url-" + (_SLUG_RE.sub("-", value).strip("-.")[-40:].strip("-.") or "remote")
-    if given and brain.config(REMOTE_KEY) != value:
+        slug = _SLUG_RE.sub("-", remote_url.public(value)).strip("-.")[-40:].strip("-.")
+        name = "url-" + (slug or "remote")
+    # A URL with a password or token is used, never written down: not into the config, the
+    # commit subjects, the reflog or the output (docs/memory.md).
+    if given and brain.config(REMOTE_KEY) != value and not remote_url.has_credentials(value):
         brain.set_config(REMOTE_KEY, value)
     return value, name
 
@@ -100,7 +103,8 @@ def fetch(brain: Brain, remote: str, name: str) -> str:
     spec = f"+{MEMORY_REF}*:{target}*"
     proc = _git(brain, "fetch", "--quiet", "--no-tags", "--", remote, spec)
     if proc.returncode != 0:
-        raise Failure(f"git fetch {remote} failed: {gitcli.last_line(proc.stderr)}")
+        shown = remote_url.public(remote)
+        raise Failure(f"git fetch {shown} failed: {gitcli.last_line(proc.stderr)}")
     return target
 
 
@@ -158,16 +162,18 @@ def push(brain: Brain, remote: str) -> tuple[bool, bool]:
         if flag == "!":
             if "fetch first" in summary or "non-fast-forward" in summary:
                 return False, True
-            raise Failure(f"{remote} refused {MEMORY_REF}: {summary}")
+            raise Failure(f"{remote_url.public(remote)} refused {MEMORY_REF}: {summary}")
         return flag != "=", False
     if proc.returncode != 0:
-        raise Failure(f"git push {remote} failed: {gitcli.last_line(proc.stderr)}")
+        shown = remote_url.public(remote)
+        raise Failure(f"git push {shown} failed: {gitcli.last_line(proc.stderr)}")
     return False, False
 
 
 def sync(remote_arg: str | None = None) -> MemorySynced:
     brain, _ = open_brain(create=True)
     remote, name = choose_remote(brain, remote_arg)
+    shown = remote_url.public(remote)
     with lock_mod.held(brain.layout.sync_lock_path, wait=120):
         rounds = 0
         actions: list[str] = []
@@ -176,7 +182,7 @@ def sync(remote_arg: str | None = None) -> MemorySynced:
         while True:
             rounds += 1
             fetched = fetch(brain, remote, name)
-            action, _tip, files_merged = merge(brain, fetched, remote)
+            action, _tip, files_merged = merge(brain, fetched, shown)
             actions.append(action)
             merged += files_merged
             brain.refresh_cache()
@@ -186,7 +192,7 @@ def sync(remote_arg: str | None = None) -> MemorySynced:
                 break
             if rounds >= MAX_ROUNDS:
                 raise WorkAtRisk(
-                    f"{remote} kept moving: the push was still rejected after {rounds} rounds",
+                    f"{shown} kept moving: the push was still rejected after {rounds} rounds",
                     hint="try again in a moment",
                 )
             time.sleep(0.05 * rounds)  # someone is pushing right now: let them finish
@@ -196,4 +202,4 @@ def sync(remote_arg: str | None = None) -> MemorySynced:
     lines = files.count_lines(brain.text(tip, files.MEMORY_FILE) or "")
     action = next((a for a in ("merged", "adopted", "fast-forward") if a in actions), actions[-1])
     warning = memory_warning(lines, " after the merge")
-    return MemorySynced(remote, action, tip, pushed, rounds, tuple(merged), lines, warning)
+    return MemorySynced(shown, action, tip, pushed, rounds, tuple(merged), lines, warning)
