@@ -169,3 +169,35 @@ def test_require_signed_refuses_unsigned_and_foreign_signed_updates(
     assert report["chains"][0]["action"] == "fast-forward"
     assert "signed by me elsewhere" in a.view.read_text()
     assert status(a.git)[0] == "G"
+
+
+def test_snapshots_are_signed_with_gpg_as_the_committer(
+    repo: Repo, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    monkeypatch.setenv("GNUPGHOME", str(home))
+    try:
+        subprocess.run(
+            [
+                *("gpg", "--batch", "--passphrase", "", "--quick-gen-key"),
+                *("A U Thor <author@example.com>", "ed25519", "sign", "never"),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        listing = subprocess.run(
+            ["gpg", "--with-colons", "--fingerprint", "author@example.com"],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
+        fpr = next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr"))
+        repo.git("config", "commit.gpgsign", "true")  # no user.signingkey: the committer's key
+        assert cli("patch", "--set", "goal=Signed with gpg", "--todo", "a step").exit_code == 0
+        repo.git("verify-commit", "refs/agy/state")
+        assert status(repo.git) == ("G", fpr)
+    finally:
+        subprocess.run(["gpgconf", "--kill", "gpg-agent"], capture_output=True, timeout=60)

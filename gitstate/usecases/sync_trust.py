@@ -48,7 +48,10 @@ def trust_of(ws: Workspace, user: str, accept_foreign: bool) -> Trust:
     require = signing.enabled(values.get("agy.requiresigned"))
     keys: set[str] = set()
     if require:
-        ident = f"{values.get('user.name', '')} <{values.get('user.email', '')}>"
+        # gpg's key when user.signingkey is unset: the committer, as the snapshots name it.
+        name = os.environ.get("GIT_COMMITTER_NAME") or values.get("user.name", "")
+        email = os.environ.get("GIT_COMMITTER_EMAIL") or values.get("user.email", "")
+        ident = f"{name} <{email}>"
         keys = signing.fingerprints(signing.key_of(values, ident))
         if not keys:
             raise Failure(
