@@ -233,6 +233,48 @@ FORMATS = [
     Format("Supabase", "SUPABASE_ACCESS", fixed("sbp_", HEX, 40)),
     Format("New Relic", "NEW_RELIC", fixed("NRAK-", UPPER + DIGITS, 27)),
     Format("Replicate", "REPLICATE_API", fixed("r8_", ALNUM, 37)),
+    Format(
+        "Tailscale",
+        "TS_AUTHKEY",
+        lambda r: (
+            "tskey-"
+            + r.choice(("auth", "api", "client"))
+            + "-"
+            + pick(r, ALNUM, 12)
+            + "-"
+            + pick(r, ALNUM, 33)
+        ),
+    ),
+    Format("xAI", "XAI", fixed("xai-", ALNUM, 80)),
+    Format("Brevo", "BREVO", lambda r: "xkeysib-" + pick(r, HEX, 64) + "-" + pick(r, ALNUM, 16)),
+    Format(
+        "Terraform Cloud",
+        "TFC",
+        lambda r: pick(r, ALNUM, 14) + ".atlasv1." + pick(r, B64URL, 67),
+    ),
+    Format("Alibaba key id", "ALIBABA_ACCESS", fixed("LTAI", ALNUM, 20)),
+    Format(
+        "1Password service account",
+        "OP_SERVICE_ACCOUNT",
+        lambda r: "ops_" + jwt(r).split(".")[1] + b64(r.randbytes(600)),
+    ),
+    Format("PlanetScale", "PSCALE", fixed("pscale_tkn_", ALNUM + "_", 43)),
+    Format("Figma", "FIGMA", fixed("figd_", B64URL, 40)),
+    Format("Notion", "NOTION", fixed("ntn_", ALNUM, 46)),
+    Format("Notion (old)", "NOTION_OLD", fixed("secret_", ALNUM, 43)),
+    Format("Twitter bearer", "TWITTER_BEARER", fixed("A" * 22, ALNUM + "%", 90)),
+    Format("Mailchimp", "MAILCHIMP", lambda r: pick(r, HEX, 32) + "-us" + str(r.randint(1, 21))),
+    Format(
+        "Azure SAS URL",
+        "AZURE_SAS",
+        lambda r: (
+            "https://acct.blob.core.windows.net/c/b.bin?sv=2022-11-02&sp=r&se=2026-02-01"
+            + "&sig="
+            + b64(r.randbytes(32)).replace("+", "%2B").replace("/", "%2F").replace("=", "%3D")
+        ),
+    ),
+    Format("Bitbucket app password", "BITBUCKET", fixed("ATBB", ALNUM, 32)),
+    Format("Google OAuth access", "GOOGLE_ACCESS", fixed("ya29.", B64URL, 150)),
     # no shape of their own: caught only with a name beside them, missed bare
     Format("AWS secret access key", "AWS_SECRET_ACCESS_KEY", fixed("", B64, 40), shaped=False),
     Format("Twilio auth token", "TWILIO_AUTH_TOKEN", fixed("", HEX, 32), shaped=False),

@@ -66,6 +66,7 @@ AZURE_AD = "aB1" + "8Q~" + "k3Jd9xK2mQ7pL0vB5nR8tY4wZ1cE6g.Hj"
 AGE = "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2
 AGE = AGE[: len("AGE-SECRET-KEY-1") + 58]
 CURL_PW = "Hu" + "nter-22x"
+SAS_SIG = "k3Jd9xK2mQ7pL0vB5nR8tY4w" + "%2BZ1cE6gHj%2F" + "aB3dE5f6%3D"
 
 
 def key_block(label: str = "RSA ") -> list[str]:
@@ -145,6 +146,16 @@ POSITIVE = [
     ("DOCKER_CREDENTIALS=ci:" + CURL_PW, "ci:" + CURL_PW, "credentials assignment"),
     ('{\\"token\\":\\"' + CURL_PW + '\\",\\"ok\\":true}', CURL_PW, "token assignment"),
     ('"log": "\\nDB_PASSWORD=' + CURL_PW + '\\ndone"', CURL_PW, "password assignment"),
+    (
+        "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sp=r&sig=" + SAS_SIG,
+        SAS_SIG,
+        "Azure SAS signature",
+    ),
+    (
+        "mailchimp " + "0a1b2c3d4e5f" * 2 + "6a7b8c9d" + "-us21",
+        "0a1b2c3d4e5f" * 2 + "6a7b8c9d-us21",
+        "Mailchimp API key",
+    ),
 ]
 
 
