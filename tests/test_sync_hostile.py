@@ -318,3 +318,32 @@ def test_a_note_over_the_cap_is_never_read_however_it_arrived(net: Net) -> None:
     grown = a.git("hash-object", "-w", str(padded)).strip()
     a.git("notes", "--ref=refs/notes/agy/decisions", "add", "-f", "-C", grown, head)
     assert json.loads(a.ok("decisions", "--json")) == []
+
+
+def test_bad_archives_job_records_and_tags_are_skipped_and_good_ones_received(net: Net) -> None:
+    a = net.clone("a")
+    start_task(a)
+    a.sync()
+    shared = a.tip()
+    link = raw_tree(net, [("160000", "STATE.md", shared)])
+    on_remote(net, "refs/agy/archive/evil", commit(net, link, [], email=MATE_EMAIL))
+    big = blob(net, b"{}" + b" " * (2 * MIB))
+    record = raw_tree(net, [("100644", "result.json", big)])
+    on_remote(net, "refs/agy/jobs/evil", commit(net, record, [], email=MATE_EMAIL))
+    on_remote(net, "refs/tags/checkpoint-evil", blob(net, b"not a tag\n"))
+    good = commit(net, state_tree(net, a.tip_text().encode()), [], email=MATE_EMAIL)
+    on_remote(net, "refs/agy/archive/good", good)
+    code, report, warnings = synced(a)
+    bad = [
+        "refs/agy-remotes/origin/archive/evil",
+        "refs/agy-remotes/origin/jobs/evil",
+        "refs/agy-remotes/origin/tags/checkpoint-evil",
+    ]
+    assert code == 1
+    assert sorted(s["ref"] for s in report["skipped"]) == bad
+    assert len(warnings) == 3 and all(any(ref in w for w in warnings) for ref in bad), warnings
+    for local in ("refs/agy/archive/evil", "refs/agy/jobs/evil", "refs/tags/checkpoint-evil"):
+        assert a.ref(local) is None
+    assert report["received"] == ["refs/agy/archive/good"]
+    assert a.ref("refs/agy/archive/good") == good
+    assert json.loads(a.ok("archives", "--json"))  # the listing reads what was received
