@@ -169,6 +169,17 @@ def test_require_signed_refuses_unsigned_and_foreign_signed_updates(
     assert report["chains"][0]["action"] == "fast-forward"
     assert "signed by me elsewhere" in a.view.read_text()
     assert status(a.git)[0] == "G"
+    # Diverged: the merge commit sync writes is signed too, so your other machines take it.
+    d = Machine(net.root / "d")
+    d.git("config", "agy.requireSigned", "true")
+    a.ok("patch", "--add", "open_issues=from A")
+    d.ok("patch", "--add", "open_issues=from D")
+    d.sync()
+    code, report, warnings = _synced(a)
+    assert code == 0 and report["chains"][0]["action"] == "merged", warnings
+    assert len(a.parents()) == 2 and status(a.git) == ("G", fingerprint(mine))
+    code, report, warnings = _synced(d)
+    assert code == 0 and report["chains"][0]["action"] == "fast-forward", warnings
 
 
 def test_snapshots_are_signed_with_gpg_as_the_committer(
