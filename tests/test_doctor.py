@@ -76,6 +76,7 @@ def test_partial_git_hooks_and_a_missing_identity_warn(repo: Repo, cli: Any) -> 
     assert "post-checkout" in found["git hooks"]["detail"]
     assert found["remote"]["status"] == "warn"  # no user.email in the sealed config
     repo.git("config", "user.email", "me@example.com")
+    repo.git("config", "agy.remote", "origin")  # no agy remote is advice (tests/test_push_scope.py)
     _, found = checks(cli)
     assert found["remote"]["status"] == "ok"
     assert "me-example.com" in found["remote"]["detail"]

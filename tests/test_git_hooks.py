@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 import pytest
 from conftest import Repo
 
-from gitstate.storage.githooks import HOOKS, MARKER, PREV_SUFFIX
+from gitstate.storage.githooks import HOOKS, MARKER, PREV_SUFFIX, by_hand, script
 from gitstate.usecases.carry import agy_user, user_slug
 from gitstate.usecases.workspace import Workspace
 
@@ -129,11 +130,13 @@ def snapshot_dir(folder: Path) -> dict[str, tuple[bytes, int]]:
 
 @pytest.fixture
 def remote(repo: Repo, tmp_path: Path) -> Path:
-    """A bare repository in tmp, the repo's `origin`; user.email set for the user slug."""
+    """A bare repository in tmp, the repo's `origin` and its agy remote (pre-push carries to
+    it only); user.email set for the user slug."""
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     repo.git("remote", "add", "origin", str(bare))
     repo.git("config", "user.email", EMAIL)
+    repo.git("config", "agy.remote", "origin")
     return bare
 
 
@@ -161,12 +164,13 @@ class TestInstall:
         assert snapshot_dir(folder) == first
         assert sorted(p for p in first if p.endswith(PREV_SUFFIX)) == ["post-commit.agy-prev"]
 
-    @pytest.mark.parametrize("where", ["relative", "absolute"])
+    @pytest.mark.parametrize("where", ["relative, in the git dir", "absolute"])
     def test_core_hooks_path_is_respected(
         self, repo: Repo, cli: Any, tmp_path: Path, where: str
     ) -> None:
-        custom = repo.path / ".githooks" if where == "relative" else tmp_path / "hooks"
-        repo.git("config", "core.hooksPath", ".githooks" if where == "relative" else str(custom))
+        relative = where.startswith("relative")
+        custom = repo.path / ".git" / "my-hooks" if relative else tmp_path / "hooks"
+        repo.git("config", "core.hooksPath", ".git/my-hooks" if relative else str(custom))
         install(cli)
         assert sorted(p.name for p in custom.iterdir()) == sorted(HOOKS)
         assert not any(is_marked(p) for p in (repo.path / ".git" / "hooks").iterdir())
@@ -240,6 +244,137 @@ class TestInstall:
         assert result.exit_code == 1
         assert "refusing" in result.stderr
         assert snapshot_dir(folder) == before  # not even the other hooks were written
+
+
+class TestHooksPathInTheWorkTree:
+    """core.hooksPath pointing at a tracked folder (husky's `.husky`): refused, with the lines
+    that chain ours by hand; those lines work."""
+
+    @pytest.fixture
+    def husky(self, repo: Repo, tmp_path: Path) -> Path:
+        folder = repo.path / ".husky"
+        user_hook(folder / "pre-push", tmp_path / "husky.log")
+        commit_all(repo.path, "husky hooks")
+        return folder
+
+    @pytest.mark.parametrize("setting", [".husky", "./src/../.husky", "absolute"])
+    def test_install_refuses_and_says_how_to_chain(
+        self, repo: Repo, cli: Any, husky: Path, setting: str
+    ) -> None:
+        repo.git("config", "core.hooksPath", str(husky) if setting == "absolute" else setting)
+        before = snapshot_dir(husky)
+        result = cli("install", "--git")
+        assert result.exit_code == 1
+        lines = result.stderr.splitlines()
+        assert lines[0].startswith("error: core.hooksPath is ") and "work tree" in lines[0]
+        assert lines[1].startswith("hint: chain by hand")
+        for name in HOOKS:
+            assert by_hand(name, sys.executable) in lines[1]
+        assert snapshot_dir(husky) == before
+        assert repo.git("status", "--porcelain") == ""  # no tracked file rewritten
+        assert not any(is_marked(p) for p in (repo.path / ".git" / "hooks").iterdir())
+
+    def test_the_hand_chained_lines_work_behind_a_wrapper(
+        self, repo: Repo, cli: Any, remote: Path, husky: Path, tmp_path: Path
+    ) -> None:
+        # husky runs `.husky/<name>` from a wrapper shell: the push process is further up.
+        repo.git("config", "core.hooksPath", ".husky/_")
+        for name in ("pre-push", "post-commit"):
+            inner = husky / name
+            inner.write_text(f"#!/bin/sh\n{by_hand(name, sys.executable)}\n")
+            wrapper = husky / "_" / name
+            wrapper.parent.mkdir(exist_ok=True)
+            wrapper.write_text(f'#!/bin/sh\nsh "$(dirname "$0")/../{name}" "$@"\n')
+            wrapper.chmod(0o755)
+        start_task(cli)
+        repo.commit("x.txt", "x\n", "x")
+        assert changed_files(cli) == ["- A x.txt"]
+        assert git(repo.path, "push", "-q", "origin", "main").returncode == 0
+        wait_until(lambda: STATE_ON_REMOTE in refs_of(remote))
+        assert refs_of(remote)[STATE_ON_REMOTE] == repo.ref()
+        assert "push to origin: exit 0" in push_log(repo)
+
+
+class TestNoWorkTreeCode:
+    """The hooks run the tool by absolute path in isolated mode: a `gitstate` package in the
+    work tree or on PYTHONPATH never runs in its place."""
+
+    def test_checkout_commit_and_push_never_run_a_planted_gitstate(
+        self, repo: Repo, cli: Any, remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        marker = tmp_path / "marker"
+        planted = f"open({str(marker)!r}, 'a').write(__file__ + '\\n')\n"
+        repo.git("switch", "-q", "-c", "evil")
+        for folder in (repo.path / "gitstate", tmp_path / "pythonpath" / "gitstate"):
+            folder.mkdir(parents=True)
+            for name in ("__init__.py", "__main__.py"):
+                (folder / name).write_text(planted)
+        commit_all(repo.path, "a gitstate package in the tree")
+        repo.git("switch", "-q", "main")
+        install(cli)
+        start_task(cli)
+        monkeypatch.setenv("PYTHONPATH", str(tmp_path / "pythonpath"))
+        switched = git(repo.path, "switch", "evil")  # the planted package is in the tree now
+        assert (repo.path / "gitstate" / "__main__.py").exists()
+        assert "warning: STATE.md was saved on branch main; you are now on evil" in (
+            switched.stderr
+        )
+        repo.commit("x.txt", "x\n", "x")
+        assert repo.git("log", "-1", "--format=%s", "refs/agy/state").strip() == (
+            "post-commit: changed_files from git"
+        )
+        assert git(repo.path, "push", "-q", "origin", "evil").returncode == 0
+        wait_until(lambda: STATE_ON_REMOTE in refs_of(remote))
+        wait_until(lambda: push_entries(repo))
+        assert not marker.exists(), marker.read_text()
+
+    def test_install_refuses_an_interpreter_that_finds_the_tool_only_on_pythonpath(
+        self, repo: Repo, tmp_path: Path
+    ) -> None:
+        import sysconfig
+
+        import gitstate
+
+        base = getattr(sys, "_base_executable", sys.executable)
+        isolated = subprocess.run(
+            [base, "-I", "-c", "import gitstate"], capture_output=True, cwd=tmp_path, check=False
+        )
+        if isolated.returncode == 0:  # (the venv's python is a link to it: not the same)
+            pytest.skip("no interpreter here that lacks the tool")
+        source = Path(gitstate.__file__).parent.parent
+        path = os.pathsep.join([str(source), sysconfig.get_paths()["purelib"]])
+        proc = subprocess.run(
+            [base, "-m", "gitstate", "install", "--git"],
+            cwd=repo.path,
+            env={**os.environ, "PYTHONPATH": path},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.startswith("error: ") and "-I cannot import gitstate" in proc.stderr
+        assert "hint: install git-agy-state into a virtual environment" in proc.stderr
+        assert not any(is_marked(p) for p in (repo.path / ".git" / "hooks").iterdir())
+
+    def test_a_hook_whose_interpreter_is_gone_does_nothing_and_never_falls_back(
+        self, repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # A `git-agy-state` on PATH (here: in a folder of the work tree) is never a fallback.
+        marker = tmp_path / "marker"
+        bin_dir = repo.path / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "git-agy-state").write_text(f'#!/bin/sh\necho ran >> "{marker}"\n')
+        (bin_dir / "git-agy-state").chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        hooks = repo.path / ".git" / "hooks"
+        hooks.mkdir(exist_ok=True)
+        for name in HOOKS:
+            (hooks / name).write_text(script(name, str(tmp_path / "gone" / "python3")))
+            (hooks / name).chmod(0o755)
+        proc = git(repo.path, "commit", "-q", "--allow-empty", "-m", "x")
+        assert "is gone; run git agy-state install --git again" in proc.stderr
+        assert not marker.exists()
 
 
 def is_marked(path: Path) -> bool:

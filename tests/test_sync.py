@@ -798,8 +798,9 @@ def test_archives_job_records_and_tags_are_shared_never_forced(net: Net) -> None
     tree = a.git("write-tree").strip()
     job = a.git("commit-tree", "-m", "job round 1", tree).strip()
     a.git("update-ref", "refs/agy/jobs/j-20260102-030405-abcd", job)
-    a.git("tag", "-a", "-m", "A's", "checkpoint-20260102-030405")
-    b.git("tag", "-a", "-m", "B's", "checkpoint-20260102-030405")  # same name, other content
+    # Checkpoints as `checkpoint` writes them (Agy-State: in the message): only those travel.
+    a.git("tag", "-a", "-m", f"A's\n\nAgy-State: {a.tip()}", "checkpoint-20260102-030405")
+    b.git("tag", "-a", "-m", f"B's\n\nAgy-State: {b.tip()}", "checkpoint-20260102-030405")
     pushed = a.sync()
     assert "refs/agy/jobs/j-20260102-030405-abcd" in pushed["pushed"]
     got = b.sync()

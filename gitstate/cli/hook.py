@@ -40,12 +40,15 @@ hook.add_command(_agent_event("pre-compact", "Save the view before compaction.")
 @click.argument("url", required=False)
 @click.option("--after", type=int, help="Wait for this process (the user's push) to end first.")
 def pre_push(remote: str, url: str | None, after: int | None) -> None:
-    """Send the agy refs to REMOTE, fast-forward only, after the push (git runs this)."""
+    """Carry your agy refs to the agy remote after the push (git runs this; it reads git's ref
+    lines on stdin). Without --after it returns at once and the step waits in the background."""
     from gitstate.hooks import git
 
+    lines = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(git.MAX_STDIN)
     if after is None:
-        sys.stdin.read()  # git's ref lines: we carry our own refs whatever the user pushes
-    git.pre_push(remote, after)
+        git.detach_pre_push(remote, url, lines)
+    else:
+        git.pre_push(remote, url, lines, after)
 
 
 @hook.command(name="post-commit")

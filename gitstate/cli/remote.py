@@ -1,4 +1,5 @@
-"""`git agy-state remote setup`: make plain `git fetch` bring the agy refs."""
+"""`git agy-state remote setup [REMOTE]`: the agy remote (`agy.remote`), and a plain `git fetch`
+that brings the agy refs."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ def remote() -> None:
 @click.argument("name", required=False)
 @json_option
 def setup(name: str | None, as_json: bool) -> None:
-    """Add the fetch refspecs for refs/agy/* and the decision notes (never a push refspec)."""
+    """Make NAME the agy remote: your agy refs are carried there only (by pre-push and sync).
+
+    Also adds the fetch refspecs for refs/agy/* and the decision notes (never a push refspec).
+    NAME defaults to agy.remote, else the current branch's remote, else origin."""
     from gitstate.usecases import sync as sync_uc
 
     done = sync_uc.setup(Workspace.open(), name)

@@ -1,14 +1,16 @@
 """Git hook adapter: what `pre-push`, `post-commit` and `post-checkout` do for us.
 
-None of them may fail or slow the user's git command: pre-push sends the agy refs from a
-detached process after the push is over, post-commit refreshes changed_files quickly, and
-post-checkout only warns. Failures are logged under the git dir, never raised at git.
+None of them may fail or slow the user's git command: pre-push sends this person's agy refs
+from a detached process after the push is over, and only when it went to the agy remote and
+really happened; post-commit refreshes changed_files quickly; post-checkout only warns. Failures are logged under the git dir, never raised at git.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 import time
 
 from gitstate.errors import AgyError
@@ -17,6 +19,7 @@ from gitstate.usecases.workspace import Workspace
 
 WAIT_FOR_PUSH = 120.0  # seconds we wait for the user's push to end before sending ours
 PUSH_TIMEOUT = 60.0
+MAX_STDIN = 1 << 20  # pre-push's ref lines: far more than any push names
 
 
 def _log(layout: Layout, name: str, text: str) -> None:
@@ -45,8 +48,9 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def pre_push(remote: str, after: int | None) -> int:
-    """Send what travels to `remote` once process `after` (the user's git push) has ended."""
+def pre_push(remote: str, url: str | None, lines: str, after: int | None) -> int:
+    """Once process `after` (the user's git push) has ended, carry this person's refs to the agy
+    remote if that push went there and really happened (docs/hooks.md); `lines`: git's stdin."""
     from gitstate.usecases import carry
 
     if after is not None:
@@ -58,9 +62,72 @@ def pre_push(remote: str, after: int | None) -> int:
         while _alive(after) and time.monotonic() < deadline:
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
+        # Still running after the wait: the remote decides below (it shows the push, or not).
     ws = Workspace.open()
-    code, output = carry.push_along(ws, remote, PUSH_TIMEOUT)
-    _log(ws.layout, "push.log", f"push to {remote}: exit {code}\n{output}")
+    decision = carry.after_push(ws, remote, url, carry.push_lines(lines), PUSH_TIMEOUT)
+    if decision.carried:
+        _log(ws.layout, "push.log", f"push to {remote}: exit {decision.code}\n{decision.text}")
+    else:
+        _log(ws.layout, "push.log", f"push to {remote}: {decision.text}")
+    return 0
+
+
+def _parent_of(pid: int) -> tuple[int, str] | None:
+    """(parent pid, command name) of `pid`, from /proc or else `ps`."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            head, _, tail = stat.read().rpartition(b")")
+            return int(tail.split()[1]), head.partition(b"(")[2].decode(errors="replace")
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        out = subprocess.run(
+            ["ps", "-o", "ppid=", "-o", "comm=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.split(None, 1)
+        return int(out[0]), os.path.basename(out[1].strip())
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return None
+
+
+def _git_push_process() -> int:
+    """The `git` process above us (a hand-chained hook may run under wrappers such as husky's),
+    else our parent."""
+    pid = os.getppid()
+    for _ in range(16):
+        found = _parent_of(pid)
+        if found is None:
+            break
+        if found[1] == "git":
+            return pid
+        if found[0] <= 1:
+            break
+        pid = found[0]
+    return os.getppid()
+
+
+def detach_pre_push(remote: str, url: str | None, lines: str) -> int:
+    """pre-push called without --after (a hook that chains ours by hand, docs/hooks.md): run the
+    step in a detached process that waits for the git push, and return at once."""
+    argv = [sys.executable, "-I", "-m", "gitstate", "hook", "pre-push"]
+    argv += ["--after", str(_git_push_process()), "--", remote, *([url] if url else [])]
+    try:
+        child = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        assert child.stdin is not None
+        with contextlib.suppress(OSError):
+            child.stdin.write(lines.encode())
+            child.stdin.close()
+    except OSError as exc:
+        _log(Workspace.open().layout, "push.log", f"push to {remote}: not started: {exc}")
     return 0
 
 

@@ -21,19 +21,27 @@ HOOKS = ("pre-push", "post-commit", "post-checkout")
 MARKER = "# git-agy-state managed hook"
 PREV_SUFFIX = ".agy-prev"
 
+# The interpreter by absolute path, in isolated mode (-I): neither the work tree (which `-m`
+# would put first on sys.path: a `gitstate/` folder in a checked-out branch would run as the
+# tool) nor PYTHONPATH nor the user's site-packages. No fallback through PATH either.
 _PRELUDE = """#!/bin/sh
 {marker}: {name}
 # `git agy-state uninstall --git` removes it and restores the hook it replaced ({name}{prev}).
 here=$(dirname -- "$0")
 prev="$here/{name}{prev}"
 agy_state() {{
-    if [ -x {python} ]; then {python} -m gitstate "$@"; else git-agy-state "$@"; fi
+    if [ -x {python} ]; then
+        {python} -I -m gitstate "$@"
+    else
+        echo "git-agy-state: {python} is gone; run git agy-state install --git again" >&2
+    fi
 }}
 """
 
 _BODIES = {
-    # The user's hook decides whether the push goes on; ours only sends the agy refs after the
-    # push, in the background, so it can neither fail nor slow the user's push.
+    # The user's hook decides whether the push goes on; ours only carries refs after the push,
+    # in the background, so it can neither fail nor slow the user's push. git's ref lines go
+    # along on its stdin: the step checks that the remote really took them.
     "pre-push": """input=$(cat)
 if [ -x "$prev" ]; then
     if [ -n "$input" ]; then printf '%s\\n' "$input"; fi | "$prev" "$@" || exit $?
@@ -41,7 +49,10 @@ fi
 if [ -z "$AGY_STATE_IN_HOOK" ]; then
     # exec, not a redirection on the call: sh would keep copies of git's stdout and stderr
     # open in the background job, and whoever reads `git push`'s output would wait for us.
-    (exec </dev/null >/dev/null 2>&1; agy_state hook pre-push "$1" "$2" --after "$PPID") &
+    (
+        exec </dev/null >/dev/null 2>&1
+        printf '%s\\n' "$input" | agy_state hook pre-push --after "$PPID" -- "$1" "$2"
+    ) &
 fi
 exit 0
 """,
@@ -54,6 +65,13 @@ if [ -x "$prev" ]; then "$prev" "$@" || status=$?; fi
 agy_state hook post-checkout "$@" || true
 exit $status
 """,
+}
+
+# What a hook of the user's runs to chain ours by hand (core.hooksPath in the work tree).
+_BY_HAND = {
+    "pre-push": 'hook pre-push "$1" "$2"',
+    "post-commit": "hook post-commit",
+    "post-checkout": 'hook post-checkout "$@"',
 }
 
 
@@ -100,9 +118,62 @@ def _write_executable(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def by_hand(name: str, python: str) -> str:
+    """The line a user's own `name` hook runs to chain ours by hand."""
+    return f"{shlex.quote(python)} -I -m gitstate {_BY_HAND[name]}"
+
+
+def check_interpreter(python: str) -> None:
+    """Refuse hooks that could not find the tool in isolated mode: with `-I` a tool reachable
+    only through PYTHONPATH or the user's site-packages (`pip install --user`) is not found,
+    and a hook that fell back to anything else could be made to run code from the work tree."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
+    try:
+        proc = subprocess.run(
+            [python, "-I", "-c", "import gitstate.entry"],
+            cwd=os.path.abspath(os.sep),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        failed = proc.returncode != 0
+        why = proc.stderr.strip().splitlines()[-1:] if failed else []
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        failed, why = True, [str(exc)]
+    if failed:
+        raise Failure(
+            f"{python} -I cannot import gitstate ({why[0] if why else 'no reason given'}); "
+            "the git hooks run it that way, so none were installed",
+            hint="install git-agy-state into a virtual environment or with pipx (a --user "
+            "install or PYTHONPATH is not seen in isolated mode), then install --git again",
+        )
+
+
+def _in_work_tree(layout: Layout, folder: Path) -> bool:
+    """True when `folder` lies in a work tree (files there may be tracked), not in a git dir."""
+    trees = [layout.workdir]
+    if layout.commondir.name == ".git":
+        trees.append(layout.commondir.parent)
+    for inside_git in (layout.gitdir, layout.commondir):
+        if folder.is_relative_to(inside_git.resolve()):
+            return False
+    return any(tree is not None and folder.is_relative_to(tree.resolve()) for tree in trees)
+
+
 def install(layout: Layout, python: str) -> list[str]:
     folder = hooks_dir(layout)
     # Every refusal is found before anything is written: a refusal leaves all hooks as they were.
+    if _in_work_tree(layout, folder):
+        chain = "; ".join(f"{folder.name}/{name}: {by_hand(name, python)}" for name in HOOKS)
+        raise Failure(
+            f"core.hooksPath is {folder}, inside the work tree: hooks written there would put "
+            "this machine's paths into files your team may commit; nothing was installed",
+            hint=f"chain by hand, adding to each hook in {folder}: {chain} (docs/hooks.md)",
+        )
+    check_interpreter(python)
     for name in HOOKS:
         path = folder / name
         prev = folder / (name + PREV_SUFFIX)

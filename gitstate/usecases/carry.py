@@ -1,21 +1,37 @@
-"""Carrying the agy refs to a remote with plain `git push`, fast-forward only (DESIGN.md §9).
+"""What of ours may travel, to which remote, and when (docs/sync.md, "What is pushed where").
 
-What travels: this person's state chains as `refs/agy/users/<user>/…`, archives, job records,
-the decision notes and checkpoint tags. The network goes through the `git` command so users'
-credentials, ssh config and proxies just work. Used by the pre-push hook; sync builds on it.
+Only to the agy remote (`agy.remote`, set by `remote setup`), and only this person's own refs:
+their state chains as `refs/agy/users/<user>/…`, the archives and job records they committed,
+the decision notes, and the checkpoint tags they tagged (`Agy-State:` in the message) whose
+commit that remote already has or is being sent. Refs received from teammates never travel on.
+Ownership is read with `git for-each-ref` (a fixed number of git calls, whatever the length of
+the history); the network goes through the `git` command so credentials, ssh config and proxies
+just work. Used by the pre-push hook, after the user's push really happened, and by sync.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import NamedTuple
 
+from gitstate.errors import Failure, UsageError
 from gitstate.storage import gitcli
 from gitstate.usecases.workspace import Workspace
 
 DECISIONS_REF = "refs/notes/agy/decisions"
+AGY_REMOTE = "agy.remote"
+STATE_TRAILER = "Agy-State"
+ZERO = "0" * 40
 _SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]")
+_HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+MAX_PUSH_LINES = 10_000  # pre-push's stdin: one line per ref the user pushes
+
+
+# ---- who ------------------------------------------------------------------------------------
 
 
 def user_slug(value: str) -> str | None:
@@ -31,7 +47,7 @@ def user_slug(value: str) -> str | None:
 
 
 def agy_user(ws: Workspace) -> str | None:
-    """`agy.user`, else a slug of `user.email` (DESIGN.md §9).
+    """`agy.user`, else a slug of `user.email` (docs/sync.md).
 
     Not GIT_AUTHOR_EMAIL: git sets it for hooks to the author of the commit at hand (`git commit
     --author=…`), and a shell may set it for one command; the name of a person's chain on the
@@ -44,49 +60,293 @@ def agy_user(ws: Workspace) -> str | None:
     return user_slug(email) if email else None
 
 
-def travelling(ws: Workspace) -> list[str]:
-    """The local refs that may travel (asked of git: no pygit2 needed to decide a push)."""
-    return sorted(gitcli.refs(ws.layout, "refs/agy", "refs/tags/checkpoint-*", DECISIONS_REF))
+def own_emails(ws: Workspace) -> frozenset[str]:
+    """The addresses this person writes commits and tags as, lower-cased: `user.email`, and
+    GIT_COMMITTER_EMAIL when set (git, and our own writer, put it first). A ref committed or
+    tagged by anyone else is not theirs to carry."""
+    found = [gitcli.config(ws.layout, "user.email").get("user.email")]
+    found.append(os.environ.get("GIT_COMMITTER_EMAIL"))
+    return frozenset(e.strip().lower() for e in found if e and e.strip())
 
 
-def refspecs(names: Iterable[str], user: str | None) -> list[str]:
-    """`src:dst` pairs for every ref that travels; no `+`: a push never forces."""
-    specs = []
-    for name in sorted(names):
-        if not (name.startswith(("refs/agy/", "refs/tags/checkpoint-")) or name == DECISIONS_REF):
+# ---- where ----------------------------------------------------------------------------------
+
+
+def refuse_option_like(value: str, what: str = "remote") -> None:
+    """A remote name or URL that begins with `-` would reach git as an option
+    (`--upload-pack=…` runs a command): refused, whatever else protects the call."""
+    if value.startswith("-"):
+        raise UsageError(
+            f"{what} {value!r} begins with '-'; refusing it",
+            hint="name a configured remote (git remote -v) or a URL",
+        )
+
+
+def team_remote(ws: Workspace) -> str | None:
+    """`agy.remote`: the one remote this person's refs travel to (None: not set, or unusable)."""
+    value = gitcli.config(ws.layout, AGY_REMOTE).get(AGY_REMOTE, "").strip()
+    if not value or value.startswith("-"):
+        return None
+    return value
+
+
+def _remote_urls(ws: Workspace, name: str) -> set[str]:
+    """The fetch and push URLs of remote `name`, as configured and as git rewrites them."""
+    urls: set[str] = set()
+    for args in (
+        ("config", "--get-all", f"remote.{name}.url"),
+        ("config", "--get-all", f"remote.{name}.pushurl"),
+        ("remote", "get-url", "--all", "--", name),
+        ("remote", "get-url", "--push", "--all", "--", name),
+    ):
+        proc = gitcli.run(ws.layout, *args)
+        if proc.returncode == 0:
+            urls.update(line.strip() for line in proc.stdout.splitlines() if line.strip())
+    return urls
+
+
+def _local_dir(ws: Workspace, url: str) -> Path | None:
+    if "://" in url and not url.startswith("file://"):
+        return None
+    path = url.removeprefix("file://")
+    if ":" in path.split("/", 1)[0]:
+        return None  # scp-like host:path
+    base = ws.layout.workdir or ws.layout.commondir
+    try:
+        return (base / path).resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def goes_to(ws: Workspace, team: str, remote_arg: str, url: str | None) -> bool:
+    """Does a push to `remote_arg` (pre-push's $1: a remote's name or a URL; $2: the URL) go to
+    the agy remote `team`? By name, else by URL."""
+    if remote_arg == team:
+        return True
+    if remote_arg in gitcli.remotes(ws.layout):
+        return False  # another configured remote, whatever its URL
+    urls = _remote_urls(ws, team)
+    given = {u for u in (remote_arg, url) if u}
+    if urls & given:
+        return True
+    dirs = {d for d in (_local_dir(ws, u) for u in urls) if d is not None}
+    return any(_local_dir(ws, u) in dirs for u in given)
+
+
+# ---- when -----------------------------------------------------------------------------------
+
+
+class PushLine(NamedTuple):
+    """One line of pre-push's stdin: `<local ref> <local sha> <remote ref> <remote sha>`."""
+
+    local_ref: str
+    local_sha: str
+    remote_ref: str
+    remote_sha: str
+
+    @property
+    def deletes(self) -> bool:
+        return self.local_sha == ZERO
+
+
+def push_lines(text: str) -> list[PushLine]:
+    """The well-formed lines of pre-push's stdin (anything else is ignored)."""
+    found = []
+    for line in text.splitlines()[:MAX_PUSH_LINES]:
+        parts = line.split()
+        if len(parts) == 4 and _HEX.match(parts[1]) and _HEX.match(parts[3]):
+            found.append(PushLine(*parts))
+    return found
+
+
+def push_happened(lines: Iterable[PushLine], remote: Mapping[str, str]) -> bool:
+    """True when the remote now shows at least one update of the push: a pushed ref at the
+    local object, or a deleted ref gone. A dry run or a rejected push shows none."""
+    for line in lines:
+        now = remote.get(line.remote_ref)
+        if line.deletes:
+            if line.remote_sha != ZERO and now is None:
+                return True
+        elif now == line.local_sha:
+            return True
+    return False
+
+
+def ls_remote(ws: Workspace, remote: str, timeout: float | None = None) -> dict[str, str]:
+    """{ref: object id} of what `remote` has now (peeled tags as `<tag>^{}` too). Never prompts."""
+    try:
+        proc = gitcli.run(
+            ws.layout,
+            "ls-remote",
+            "--",
+            remote,
+            env={"GIT_TERMINAL_PROMPT": "0"},
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise Failure(f"git ls-remote {remote} took longer than {timeout:.0f}s") from None
+    if proc.returncode != 0:
+        raise Failure(f"git ls-remote {remote} failed: {gitcli.last_line(proc.stderr)}")
+    found = {}
+    for line in proc.stdout.splitlines():
+        oid, _, name = line.partition("\t")
+        if name and _HEX.match(oid):
+            found[name] = oid
+    return found
+
+
+# ---- what -----------------------------------------------------------------------------------
+
+
+class Carry(NamedTuple):
+    specs: list[str]  # `src:dst`, never `+`: a push never forces
+    withheld: list[str]  # refs of ours that stay home this time, and why
+
+
+def _chain_target(name: str, user: str) -> str | None:
+    if name == "refs/agy/state" or (name.startswith("refs/agy/wt/") and name.endswith("/state")):
+        return f"refs/agy/users/{user}/{name[len('refs/agy/') :]}"
+    return None
+
+
+def _email(field: str) -> str:
+    return field.strip().strip("<>").strip().lower()
+
+
+def _each_ref(ws: Workspace, fields: str, *patterns: str) -> list[list[str]]:
+    sep = "%00"
+    proc = gitcli.run(ws.layout, "for-each-ref", "--format=" + sep.join(fields.split()), *patterns)
+    if proc.returncode != 0:
+        raise Failure(f"git for-each-ref failed: {gitcli.last_line(proc.stderr)}")
+    return [line.split("\0") for line in proc.stdout.splitlines() if line]
+
+
+def _reachable(ws: Workspace, commits: set[str], tips: Iterable[str]) -> set[str]:
+    """Those of `commits` that the `tips` reach (one rev-list; tips we lack are ignored)."""
+    if not commits:
+        return set()
+    text = "".join(f"{c}\n" for c in sorted(commits)) + "".join(f"^{t}\n" for t in set(tips))
+    proc = gitcli.run(ws.layout, "rev-list", "--ignore-missing", "--stdin", input=text)
+    if proc.returncode != 0:
+        raise Failure(f"git rev-list failed: {gitcli.last_line(proc.stderr)}")
+    return commits - set(proc.stdout.split())
+
+
+def plan(
+    ws: Workspace,
+    user: str | None,
+    known: Mapping[str, str],
+    remote_tips: Callable[[], Iterable[str]],
+    pushing: Iterable[str] = (),
+) -> Carry:
+    """What of this person's travels to the agy remote now.
+
+    `known`: refs the remote is known to have ({name: id}, possibly partial); `remote_tips`: every
+    object id the remote's refs point at, asked only when a checkpoint's commit must be placed;
+    `pushing`: the objects the user's own push is sending.
+    """
+    mine = own_emails(ws)
+    specs: list[str] = []
+    withheld: list[str] = []
+    for name, oid, committer in _each_ref(
+        ws, "%(refname) %(objectname) %(committeremail)", "refs/agy/", DECISIONS_REF
+    ):
+        if name == DECISIONS_REF:
+            dst = name  # shared by the team: merged line-wise, one ref for everyone
+        elif user is not None and _chain_target(name, user):
+            dst = _chain_target(name, user) or name
+        elif _chain_target(name, "x"):
+            withheld.append(f"{name} (no agy.user or user.email: no name for it on the remote)")
             continue
-        if name.startswith("refs/agy/users/"):
-            continue  # a fetched copy of someone's chain is not ours to push
-        if name == "refs/agy/state" or (
-            name.startswith("refs/agy/wt/") and name.endswith("/state")
-        ):
-            if user is None:
+        elif name.startswith(("refs/agy/archive/", "refs/agy/jobs/")):
+            if _email(committer) not in mine:
+                withheld.append(f"{name} (committed by {_email(committer) or 'nobody'}, not you)")
                 continue
-            rest = name[len("refs/agy/") :]
-            specs.append(f"{name}:refs/agy/users/{user}/{rest}")
+            dst = name
         else:
-            specs.append(f"{name}:{name}")
-    return specs
+            continue  # fetched copies, the brain, anything else: not ours to send
+        if known.get(dst) != oid:
+            specs.append(f"{name}:{dst}")
+    tags: dict[str, tuple[str, str]] = {}
+    for name, oid, kind, tagger, commit, state in _each_ref(
+        ws,
+        "%(refname) %(objectname) %(objecttype) %(taggeremail) %(*objectname) "
+        f"%(contents:trailers:key={STATE_TRAILER},valueonly,separator=%x2C)",
+        "refs/tags/checkpoint-*",
+    ):
+        if kind != "tag" or not state.strip():
+            continue  # not a checkpoint of ours (a plain tag of that name)
+        if _email(tagger) not in mine:
+            withheld.append(f"{name} (tagged by {_email(tagger) or 'nobody'}, not you)")
+        elif not _HEX.match(commit):
+            withheld.append(f"{name} (does not tag a commit)")
+        elif known.get(name) != oid:
+            tags[name] = (oid, commit)
+    if tags:
+        placed = _reachable(ws, {commit for _, commit in tags.values()}, [*remote_tips(), *pushing])
+        for name, (_oid, commit) in sorted(tags.items()):
+            if commit in placed:
+                specs.append(f"{name}:{name}")
+            else:
+                withheld.append(f"{name} (its commit {commit[:12]} is not on the remote)")
+    return Carry(sorted(specs), withheld)
 
 
-def push_along(ws: Workspace, remote: str, timeout: float) -> tuple[int, str]:
-    """Push what travels to `remote`; returns (git's exit code, its output). Never prompts."""
+def _summary(withheld: list[str], limit: int = 20) -> str:
+    if not withheld:
+        return ""
+    lines = [f"kept back: {w}" for w in withheld[:limit]]
+    if len(withheld) > limit:
+        lines.append(f"kept back: … and {len(withheld) - limit} more")
+    return "\n" + "\n".join(lines)
+
+
+# ---- the pre-push hook's step --------------------------------------------------------------
+
+
+class Decision(NamedTuple):
+    carried: bool  # a push of ours ran (its exit code is `code`)
+    code: int
+    text: str
+
+
+def after_push(
+    ws: Workspace, remote_arg: str, url: str | None, lines: list[PushLine], timeout: float
+) -> Decision:
+    """Once the user's push has ended: carry this person's refs to the agy remote if the push
+    went there and really happened; else carry nothing, saying why."""
+    team = team_remote(ws)
+    if team is None:
+        return Decision(False, 0, "nothing carried: no agy remote (git agy-state remote setup)")
+    if not goes_to(ws, team, remote_arg, url):
+        return Decision(False, 0, f"nothing carried: not the agy remote ({team})")
+    if not lines:
+        return Decision(False, 0, "nothing carried: the push sent no ref")
+    try:
+        remote = ls_remote(ws, team, timeout)
+    except Failure as exc:
+        return Decision(False, 0, f"nothing carried: {exc.message}")
+    if not push_happened(lines, remote):
+        return Decision(
+            False, 0, f"nothing carried: {team} does not show the push (a dry run, or rejected)"
+        )
     user = agy_user(ws)
-    specs = refspecs(travelling(ws), user)
-    if not specs:
-        return 0, "nothing to carry"
+    carry = plan(ws, user, remote, remote.values, [line.local_sha for line in lines])
+    if not carry.specs:
+        return Decision(True, 0, "nothing to carry" + _summary(carry.withheld))
     try:
         proc = gitcli.run(
             ws.layout,
             "push",
             "--no-verify",
             "--porcelain",
-            remote,
-            *specs,
+            "--",
+            team,
+            *carry.specs,
             env={"GIT_TERMINAL_PROMPT": "0", "AGY_STATE_IN_HOOK": "1"},
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        return 124, f"git push took longer than {timeout:.0f}s and was stopped"
-    note = "" if user else "\n(no agy.user or user.email: state chains were not carried)"
-    return proc.returncode, (proc.stdout + proc.stderr).strip() + note
+        return Decision(True, 124, f"git push took longer than {timeout:.0f}s and was stopped")
+    text = (proc.stdout + proc.stderr).strip() + _summary(carry.withheld)
+    return Decision(True, proc.returncode, text)

@@ -201,12 +201,37 @@ def _remote(ws: Workspace) -> Check:
             "no agy.user and no user.email: sync and pre-push cannot carry the state",
             "git config user.email you@example.com",
         )
-    pushed = f"refs/agy-remotes/{remotes[0]}/users/{user}/state"
+    configured = gitcli.config(ws.layout, carry.AGY_REMOTE).get(carry.AGY_REMOTE, "").strip()
+    team = carry.team_remote(ws)
+    if configured and team is None:
+        return Check(
+            "remote",
+            FAIL,
+            f"agy.remote={configured!r} begins with '-' and is ignored: nothing is carried",
+            "git agy-state remote setup REMOTE",
+        )
+    if team is None:
+        # Advice, not a problem: many repositories have no team remote for the agy refs.
+        return Check(
+            "remote",
+            WARN,
+            "no agy remote: git push carries none of your agy refs (sync uses the branch's remote)",
+            f"to carry them on every push: git agy-state remote setup {remotes[0]}",
+        )
+    if team not in remotes and not ("/" in team or ":" in team):
+        return Check(
+            "remote",
+            FAIL,
+            f"agy.remote={team} names no remote: nothing is carried",
+            "git agy-state remote setup REMOTE (git remote -v lists them)",
+        )
+    pushed = f"refs/agy-remotes/{team}/users/{user}/state"
     seen = ws.store.repo.references.get(pushed) is not None
     return Check(
         "remote",
         OK,
-        f"you sync as {user}" + ("" if seen else f"; {remotes[0]} has not seen your chain yet"),
+        f"you sync as {user} with {team}"
+        + ("" if seen else f"; {team} has not seen your chain yet"),
         None if seen else "git agy-state sync",
     )
 

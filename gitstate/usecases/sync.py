@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -40,11 +41,15 @@ def choose_remote(ws: Workspace, given: str | None) -> tuple[str, str]:
     """(what to pass to git, a name safe for refs/agy-remotes/<name>/…)."""
     names = remotes(ws)
     if given:
+        carry.refuse_option_like(given)  # `--upload-pack=…` must never reach git as an option
         if given in names:
             return given, given
         if "/" in given or ":" in given or os.path.isdir(given):
             return given, "url-" + (carry.user_slug(given) or "remote")[-40:].strip("-.")
         raise UsageError(f"no remote {given!r}", hint="git remote -v lists them")
+    team = carry.team_remote(ws)
+    if team:
+        return choose_remote(ws, team)
     branch = gitcli.current_branch(ws.layout)
     key = f"branch.{branch}.remote"
     upstream = gitcli.config(ws.layout, key).get(key) if branch else None
@@ -90,7 +95,7 @@ def listed_copies(name: str) -> tuple[str, ...]:
 
 def fetch(ws: Workspace, remote: str, name: str) -> None:
     proc = gitcli.run(
-        ws.layout, "fetch", "--quiet", "--no-tags", "--prune", remote, *fetch_specs(name)
+        ws.layout, "fetch", "--quiet", "--no-tags", "--prune", "--", remote, *fetch_specs(name)
     )
     if proc.returncode != 0:
         raise Failure(f"git fetch {remote} failed: {gitcli.last_line(proc.stderr)}")
@@ -301,11 +306,34 @@ class Pushed(NamedTuple):
 _LOST_RACE = ("failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value")
 
 
-def push(ws: Workspace, remote: str, user: str, hold: frozenset[str] = frozenset()) -> Pushed:
+def remote_has(name: str, listing: dict[str, str]) -> dict[str, str]:
+    """{ref on the remote: id} as the fetch of `name` in `listing` shows them."""
+    found: dict[str, str] = {}
+    for prefix, remote_prefix in (
+        (f"refs/agy-remotes/{name}/tags/", "refs/tags/"),
+        (f"refs/agy-remotes/{name}/", "refs/agy/"),
+        (f"refs/notes/agy-remotes/{name}/", "refs/notes/agy/"),
+    ):
+        for ref, oid in listing.items():
+            if ref.startswith(prefix):
+                found.setdefault(remote_prefix + ref[len(prefix) :], oid)
+    return found
+
+
+def push(
+    ws: Workspace,
+    remote: str,
+    user: str,
+    hold: frozenset[str] = frozenset(),
+    known: Mapping[str, str] | None = None,
+) -> Pushed:
     """`hold`: remote refs not to push this round (their fetched copy was skipped: ours would
-    be rejected as not a fast-forward, and must not be forced)."""
-    specs = carry.refspecs(carry.travelling(ws), user)
-    specs = [spec for spec in specs if spec.rpartition(":")[2] not in hold]
+    be rejected as not a fast-forward, and must not be forced); `known`: what the remote has."""
+    known = known or {}
+    # Only this person's own refs, by the pre-push hook's rules (docs/sync.md): teammates' refs
+    # received here never travel on; a checkpoint only once its commit is on the remote.
+    carried = carry.plan(ws, user, known, lambda: carry.ls_remote(ws, remote).values())
+    specs = [spec for spec in carried.specs if spec.rpartition(":")[2] not in hold]
     if not specs:
         return Pushed([], [], [], [], [])
     proc = gitcli.run(
@@ -447,7 +475,7 @@ def sync(
             got, clashing = receive_shared(ws, name, listing, skipped)
             received += got
             clashes = clashing
-            outcome = push(ws, remote, user, frozenset(hold))
+            outcome = push(ws, remote, user, frozenset(hold), remote_has(name, listing))
             pushed += outcome.ok
             clashes += [c for c in outcome.clashes if c not in clashes]
             if outcome.refused:
@@ -488,7 +516,9 @@ def sync(
 
 
 def setup(ws: Workspace, remote_arg: str | None) -> list[str]:
-    """Make a plain `git fetch` bring the agy refs; never set remote.<name>.push."""
+    """Record `remote` as the agy remote (`agy.remote`: pre-push and sync carry this person's
+    refs there only) and make a plain `git fetch` bring the agy refs; never set
+    remote.<name>.push."""
     remote, name = choose_remote(ws, remote_arg)
     if remote != name:
         raise UsageError("remote setup needs a configured remote", hint="git remote add NAME URL")
@@ -503,6 +533,9 @@ def setup(ws: Workspace, remote_arg: str | None) -> list[str]:
         if spec not in current:
             config.set_multivar(key, "^$", spec)
             done.append(f"added {key} {spec}")
+    if ws.store.config_value(carry.AGY_REMOTE) != remote:
+        ws.store.set_config(carry.AGY_REMOTE, remote)
+        done.append(f"set {carry.AGY_REMOTE}={remote}: your agy refs are carried there only")
     user = carry.agy_user(ws)
     if not ws.store.config_value("agy.user") and user:
         ws.store.set_config("agy.user", user)
