@@ -162,7 +162,10 @@ def new_commits(
     """The commits of `remote` not in `local` along first parents, newest first; None when
     there are more than `limit` (the walk stops there). `signatures` asks git to verify each
     (it runs the user's verifier once per commit)."""
-    fields = "%H%x00%ae%x00%ce" + ("%x00%G?%x00%GF" if signatures else "")
+    # Each field cut at 256 characters (git pads it with blanks): what a commit claims costs
+    # no more than that here, however long the remote made it.
+    cut = "%<(256,trunc)"
+    fields = f"%H%x00{cut}%ae%x00{cut}%ce" + (f"%x00%G?%x00{cut}%GF" if signatures else "")
     args = [  # log, not rev-list: rev-list does not read the signing config to verify with
         "log",
         "--no-show-signature",
@@ -182,7 +185,7 @@ def new_commits(
         parts = line.split("\0")
         if len(parts) not in (3, 5):
             continue
-        oid, author, committer, *signed = parts
+        oid, author, committer, *signed = (part.strip() for part in parts)
         sig, key = (signed[0], signed[1]) if signed else ("", "")
         found.append(NewCommit(oid, author, committer, sig, key))
     return None if len(found) > limit else found
