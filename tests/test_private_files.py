@@ -4,9 +4,11 @@ cache, the agy-state data dir above it). Folders an older version made are tight
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,6 +94,21 @@ class TestBrain:
         monkeypatch.setenv("AGY_BRAIN", str(tmp_path / "new" / "brain.git"))
         fill_brain(cli)
         assert loose_modes(tmp_path / "new") == []
+
+    def test_the_agent_hook_keeps_the_brain_private(self, repo: Repo, cli: Any) -> None:
+        fill_brain(cli)
+        payload = {"conversationId": "conv-1", "workspacePaths": [str(repo.path)]}
+        proc = subprocess.run(
+            [sys.executable, "-m", "gitstate", "hook", "inject"],
+            cwd=repo.path,
+            input=json.dumps({**payload, "invocationNum": 1}),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert (brain_path() / "agy" / "injected").is_file()
+        assert loose_modes(brain_path()) == []
 
 
 class TestJobs:

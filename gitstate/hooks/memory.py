@@ -11,7 +11,6 @@ invocation of every turn looks alike, once per conversation.
 
 from __future__ import annotations
 
-import os
 import time
 
 from gitstate.storage.brain_layout import BrainLayout, inject_settings, work_tree_name
@@ -84,10 +83,10 @@ def _first_time(brain: BrainLayout, conversation: object) -> bool:
         return False
     seen = [*seen[-(REMEMBERED - 1) :], key]
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".injected.{os.getpid()}.tmp")
-        tmp.write_text("\n".join(seen) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        from gitstate.storage import private  # the brain's files are private (docs/memory.md)
+
+        private.make_dir(path.parent)
+        private.write_file(path, ("\n".join(seen) + "\n").encode("utf-8"))
     except OSError:
         pass  # cannot remember: inject anyway rather than never
     return True
