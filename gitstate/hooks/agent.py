@@ -298,6 +298,8 @@ def state_text(layout: Layout) -> str | None:
                 )
         else:
             sources.append(frame.source_line(lang, "unknown", chain=chain))
+        if len(data) > view.LIMIT:
+            sources.append(frame.source_line(lang, "over"))
     else:
         assert what is not None
         found = view.tip_state(layout)

@@ -68,6 +68,8 @@ SOURCES = {
         "newest": "The chain's newest snapshot is {short} (by {who} on {when}): git agy-state "
         "status.",
         "other": "Written by someone other than you ({you}): these are their notes, not yours.",
+        "over": "STATE.md is over the 1 MiB document limit, so only its start was read (git "
+        "agy-state check).",
         "cut": "(cut to fit agy.injectBudget)",
         "pointer": "(STATE.md was cut to fit agy.injectBudget: {shown} of {total} bytes shown. "
         "The whole text: {where}.)",
@@ -85,6 +87,7 @@ SOURCES = {
         "none": "工作區檔案 STATE.md 是{what}，因此未讀取；{chain} 也沒有快照可代替。",
         "newest": "此鏈最新的快照是 {short}（{who}，{when}）：git agy-state status。",
         "other": "寫入者不是你（{you}）：這是他人的筆記，不是你的。",
+        "over": "STATE.md 超過 1 MiB 的文件上限，只讀取了開頭（git agy-state check）。",
         "cut": "（為符合 agy.injectBudget 而略去）",
         "pointer": "（STATE.md 為符合 agy.injectBudget 而截斷：顯示 {total} 位元組中的 {shown}。"
         "完整內容：{where}。）",
@@ -102,6 +105,7 @@ SOURCES = {
         "none": "工作区文件 STATE.md 是{what}，因此未读取；{chain} 也没有快照可代替。",
         "newest": "此链最新的快照是 {short}（{who}，{when}）：git agy-state status。",
         "other": "写入者不是你（{you}）：这是他人的笔记，不是你的。",
+        "over": "STATE.md 超过 1 MiB 的文件上限，只读取了开头（git agy-state check）。",
         "cut": "（为符合 agy.injectBudget 而略去）",
         "pointer": "（STATE.md 为符合 agy.injectBudget 而截断：显示 {total} 字节中的 {shown}。"
         "完整内容：{where}。）",
@@ -252,16 +256,15 @@ def fit_state(state: str, room: int, language: str, where: str) -> str:
                 continue
         cut = True
         first = piece.split("\n", 1)[0]
+        stub = cut_note + ("\n" if piece.endswith("\n\n") else "")  # the blank line after
         if first.startswith("## "):
-            stub = clean(one_line(first, HEADING_WIDTH) + "\n") + cut_note
-        else:
-            stub = cut_note
+            stub = clean(one_line(first, HEADING_WIDTH) + "\n") + stub
         if _size(stub) <= left:
             out.append(stub)
             used += _size(stub)
     body = "".join(out)
     if cut:
-        shown = sum(_size(p) for p in out if not p.endswith(cut_note))
+        shown = sum(_size(p) for p in out if cut_note not in p)
         body += texts["pointer"].format(shown=shown, total=total, where=texts[where]) + "\n"
     return body
 
