@@ -78,23 +78,30 @@ def _commands(settings: Path) -> list[str]:
     return found
 
 
-PAYLOADS = {
+PAYLOADS: dict[str, dict[str, Any]] = {
     "claude": {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s"},
     "gemini": {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s"},
+    "agy": {"conversationId": "c", "invocationNum": 1, "executionNum": 1},
 }
+SETTINGS = {"claude": ".claude/settings*.json", "gemini": ".gemini/settings*.json"}
 
 
 @pytest.mark.parametrize("agent", sorted(PAYLOADS))
 def test_installed_agent_hook_commands_run_the_installed_tool(
-    repo: Repo, cli: Any, hostile: Path, agent: str
+    repo: Repo, cli: Any, hostile: Path, agent: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # No agy on PATH: agy's hooks go to the workspace hooks file (.agents/hooks.json).
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                               if not (Path(p) / "agy").exists()))  # fmt: skip
     assert cli("patch", "--set", "goal=Guard the hooks", "--todo", "one").exit_code == 0
     result = cli("install", "--agent", agent)
     assert result.exit_code == 0, result.stderr
-    files = [p for p in repo.path.glob(f".{agent}/settings*.json") if p.is_file()]
+    pattern = SETTINGS.get(agent, ".agents/hooks.json")
+    files = [p for p in repo.path.glob(pattern) if p.is_file()]
     commands = [c for f in files for c in _commands(f) if " hook " in c]
     assert commands, files
-    payload = json.dumps({**PAYLOADS[agent], "cwd": str(repo.path)})
+    where = {"workspacePaths": [str(repo.path)]} if agent == "agy" else {"cwd": str(repo.path)}
+    payload = json.dumps({**PAYLOADS[agent], **where})
     for command in commands:
         # As the agent CLI runs it: a shell, in the project, with the user's environment.
         proc = subprocess.run(

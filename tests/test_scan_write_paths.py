@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from conftest import Repo
+from memory_support import brain_file
 
 from gitstate.usecases.jobs import records
 
@@ -72,3 +73,45 @@ def test_a_job_summary_is_redacted_before_it_becomes_a_subject() -> None:
         {"job_id": "j-1", "round": 1, "state": "done", "summary": "x" * 50 + " " + TOKEN}
     )
     assert TOKEN[:12] not in long
+
+
+def key_body() -> str:
+    import base64
+    import random
+
+    rng = random.Random(7)
+    return "\n".join(
+        "  " + base64.b64encode(bytes(rng.randrange(256) for _ in range(48))).decode()
+        for _ in range(4)
+    )
+
+
+BEGIN = "-----BEGIN OPENSSH PRIVATE KEY-----"
+END = "-----END OPENSSH PRIVATE KEY-----"
+
+
+def test_a_key_body_added_under_a_begin_line_the_tip_holds_is_refused(repo: Repo, cli: Any) -> None:
+    """Scanning only the added lines would see a body with no BEGIN line: the block is seen whole."""
+    assert cli("patch", "--set", "goal=g", "--todo", "a").exit_code == 0
+    text = repo.view.read_text()
+    text = text.replace(
+        "## Key data (verbatim)\n", f"## Key data (verbatim)\n- deploy key:\n  {BEGIN}\n  {END}\n"
+    )
+    repo.view.write_text(text)
+    assert cli("save", "--allow-secret").exit_code == 0  # the header alone, allowed by the user
+    before = refs(repo)
+    repo.view.write_text(text.replace(f"  {END}", key_body() + f"\n  {END}"))
+    result = cli("save")
+    assert result.exit_code == 1 and "private key" in result.stderr
+    assert refs(repo) == before
+
+
+def test_memory_edit_adding_a_key_body_under_a_begin_line_is_refused(repo: Repo, cli: Any) -> None:
+    assert cli("memory", "init").exit_code == 0
+    header = f"# Memory\n\n## Keys\n- deploy key\n  {BEGIN}\n  {END}\n"
+    assert cli("memory", "edit", "MEMORY.md", "--allow-secret", input=header).exit_code == 0
+    with_body = header.replace(f"  {END}", key_body() + f"\n  {END}")
+    result = cli("memory", "edit", "MEMORY.md", input=with_body)
+    assert result.exit_code == 1 and "private key" in result.stderr, result.stderr
+    assert BEGIN in brain_file("MEMORY.md")
+    assert key_body().split("\n")[0].strip() not in brain_file("MEMORY.md")

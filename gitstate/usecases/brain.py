@@ -160,13 +160,12 @@ def _refuse_controls(brain: Brain, tip: str | None, changes: dict[str, str | Non
 
 
 def _refuse_secrets(brain: Brain, tip: str | None, changes: dict[str, str | None]) -> None:
-    """Scan the lines this write adds to each file; refuse the whole write on a hit."""
+    """Scan what this write adds to each file, whole blocks seen (a key body added under a
+    BEGIN line already there is caught); refuse the whole write on a hit."""
     for path, text in sorted(changes.items()):
         if text is None:
             continue
-        old = set((brain.text(tip, path) or "").splitlines())
-        added = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line not in old]
-        hits = secrets.scan_lines(added)
+        hits = secrets.scan_changed(text, brain.text(tip, path))
         if hits:
             first = hits[0]
             more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""

@@ -385,14 +385,13 @@ def refuse_secret_in(what: str, text: str) -> None:
 
 
 def _refuse_secrets(text: str, before: Document | None, source: bytes | None) -> None:
-    """Scan the lines this write adds; refuse the whole write on a hit.
+    """Scan what this write adds, whole key blocks seen (a key body added under a BEGIN line
+    the tip already holds is caught); refuse the whole write on a hit.
 
     Hits are named by their line in the user's STATE.md (`source`) when it holds that line:
     the canonical rendering we scan may number lines differently.
     """
-    old = set(render(before).splitlines()) if before is not None else set()
-    added = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line not in old]
-    hits = secrets.scan_lines(added)
+    hits = secrets.scan_changed(text, render(before) if before is not None else None)
     if not hits:
         return
     if source is not None:
