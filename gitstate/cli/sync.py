@@ -19,7 +19,7 @@ ACTIONS = {
     "fast-forward": "fast-forwarded",
     "adopted": "taken from the remote",
     "merged": "merged",
-    "skipped": "not taken from the remote (see the warning)",
+    "skipped": "not taken from the remote, nor pushed over it (see the warning)",
     "elsewhere": "left in the remote's copy: no work tree of that name here",
 }
 
@@ -39,12 +39,12 @@ def sync(remote: str | None, from_user: str | None, force: bool, as_json: bool) 
     from gitstate.usecases import sync as sync_uc
 
     result = sync_uc.sync(Workspace.open(), remote, from_user, force)
-    for ref, why in result.skipped:  # docs/sync.md, "Received refs": one warning per ref
-        note(f"warning: skipped {ref}: {why}")
     if as_json:
         emit_json(result.as_json())
     else:
         _report(result)
+    for ref, why in result.skipped:  # docs/sync.md, "Received refs": one warning per ref
+        note(f"warning: skipped {ref}: {why}")
     if result.skipped:
         click.get_current_context().exit(EXIT_FAILURE)
 
