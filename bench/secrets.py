@@ -5,8 +5,8 @@ baseline measured in the same run, interleaved, warm-up runs discarded; medians 
 The baseline of every row is a bare interpreter start that imports `re`, the one module the
 scan needs, so each ratio reads as "this much of the cheapest Python process".
 
-    python bench/secrets.py           # full run: about 20 s on 2 cores
-    python bench/secrets.py --quick   # smoke run: a few seconds
+    python bench/secrets.py           # full run: about a minute on 2 cores
+    python bench/secrets.py --quick   # smoke run: about 15 s
 
 Rows: importing the module; a cold save-path check (import, then scan_changed of a 1.5 KB
 STATE.md against its previous version) in a fresh process; a warm scan_changed of that STATE.md
