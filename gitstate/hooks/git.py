@@ -14,6 +14,7 @@ import sys
 import time
 
 from gitstate.errors import AgyError
+from gitstate.storage import remote_url
 from gitstate.storage.layout import Layout
 from gitstate.usecases.workspace import Workspace
 
@@ -66,9 +67,13 @@ def pre_push(remote: str, url: str | None, lines: str, after: int | None) -> int
     ws = Workspace.open()
     decision = carry.after_push(ws, remote, url, carry.push_lines(lines), PUSH_TIMEOUT)
     if decision.carried:
-        _log(ws.layout, "push.log", f"push to {remote}: exit {decision.code}\n{decision.text}")
+        _log(
+            ws.layout,
+            "push.log",
+            f"push to {remote_url.public(remote)}: exit {decision.code}\n{decision.text}",
+        )
     else:
-        _log(ws.layout, "push.log", f"push to {remote}: {decision.text}")
+        _log(ws.layout, "push.log", f"push to {remote_url.public(remote)}: {decision.text}")
     return 0
 
 
@@ -127,7 +132,11 @@ def detach_pre_push(remote: str, url: str | None, lines: str) -> int:
             child.stdin.write(lines.encode())
             child.stdin.close()
     except OSError as exc:
-        _log(Workspace.open().layout, "push.log", f"push to {remote}: not started: {exc}")
+        _log(
+            Workspace.open().layout,
+            "push.log",
+            f"push to {remote_url.public(remote)}: not started: {exc}",
+        )
     return 0
 
 

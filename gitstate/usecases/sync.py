@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gitstate.errors import Failure, NotFound, UsageError, WorkAtRisk
-from gitstate.storage import gitcli, view
+from gitstate.storage import gitcli, remote_url, view
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.layout import Layout
 from gitstate.usecases import carry, sync_trust
@@ -45,7 +45,8 @@ def choose_remote(ws: Workspace, given: str | None) -> tuple[str, str]:
         if given in names:
             return given, given
         if "/" in given or ":" in given or os.path.isdir(given):
-            return given, "url-" + (carry.user_slug(given) or "remote")[-40:].strip("-.")
+            slug = carry.user_slug(remote_url.public(given)) or "remote"
+            return given, "url-" + slug[-40:].strip("-.")
         raise UsageError(f"no remote {given!r}", hint="git remote -v lists them")
     team = carry.team_remote(ws)
     if team:
@@ -98,7 +99,9 @@ def fetch(ws: Workspace, remote: str, name: str) -> None:
         ws.layout, "fetch", "--quiet", "--no-tags", "--prune", "--", remote, *fetch_specs(name)
     )
     if proc.returncode != 0:
-        raise Failure(f"git fetch {remote} failed: {gitcli.last_line(proc.stderr)}")
+        shown = remote_url.public(remote)
+        why = gitcli.last_line(proc.stderr).replace(remote, shown)
+        raise Failure(f"git fetch {shown} failed: {why}")
 
 
 # ---- chains ---------------------------------------------------------------------------------
@@ -369,7 +372,9 @@ def push(
     if proc.returncode != 0 and not (
         result.retry or result.refused or result.clashes or result.lost
     ):
-        raise Failure(f"git push {remote} failed: {gitcli.last_line(proc.stderr)}")
+        shown = remote_url.public(remote)
+        why = gitcli.last_line(proc.stderr).replace(remote, shown)
+        raise Failure(f"git push {shown} failed: {why}")
     return result
 
 
@@ -424,6 +429,8 @@ def sync(
             hint="git config user.email you@example.com (or git config agy.user NAME)",
         )
     remote, name = choose_remote(ws, remote_arg)
+    # `remote` (maybe with user:TOKEN@) goes to git alone; everything written or said uses this.
+    shown = remote_url.public(remote)
     teammate = carry.user_slug(from_user) if from_user else None
     if from_user and not teammate:
         raise UsageError(f"{from_user!r} is not a user name")
@@ -446,14 +453,14 @@ def sync(
             for ref, (seen, why) in lost.items():
                 if listing.get(fetched_copy(name, ref)) == seen:
                     raise Failure(
-                        f"{remote} refused {ref}: {why}",
-                        hint=f"{remote} could not update it, and nobody else had moved it; "
+                        f"{shown} refused {ref}: {why}",
+                        hint=f"{shown} could not update it, and nobody else had moved it; "
                         "the remote's server log says why",
                     )
             chains = []
             hold: set[str] = set()
             for chain_ws, local_ref, remote_ref in own_chains(ws, user, name, listing):
-                chain = bring_chain(chain_ws, local_ref, remote_ref, remote, listing, trust)
+                chain = bring_chain(chain_ws, local_ref, remote_ref, shown, listing, trust)
                 chains.append(chain)
                 if chain.action == "skipped":
                     skipped.setdefault(remote_ref, chain.reason)
@@ -462,9 +469,9 @@ def sync(
             if teammate and teammate != user:
                 teammate_ref = f"refs/agy-remotes/{name}/users/{teammate}/state"
                 if teammate_ref not in listing:
-                    raise NotFound(f"{remote} has no state chain of {teammate}")
+                    raise NotFound(f"{shown} has no state chain of {teammate}")
                 chain = bring_chain(
-                    ws, ws.layout.state_ref, teammate_ref, f"{teammate} on {remote}", listing, None
+                    ws, ws.layout.state_ref, teammate_ref, f"{teammate} on {shown}", listing, None
                 )
                 chains.append(chain)
                 if chain.action == "skipped":
@@ -481,7 +488,7 @@ def sync(
             if outcome.refused:
                 ref, why = outcome.refused[0]
                 raise Failure(
-                    f"{remote} refused {ref}: {why}",
+                    f"{shown} refused {ref}: {why}",
                     hint="the remote may not accept refs outside refs/heads and refs/tags; "
                     "ask for refs/agy/* and refs/notes/agy/* to be allowed",
                 )
@@ -491,14 +498,14 @@ def sync(
             if rounds >= MAX_ROUNDS:
                 moving = ", ".join([*outcome.retry, *sorted(lost)])
                 raise WorkAtRisk(
-                    f"{remote} kept moving: {moving} still rejected after "
+                    f"{shown} kept moving: {moving} still rejected after "
                     f"{rounds} rounds of fetch, merge and push",
                     hint="try again in a moment",
                 )
             time.sleep(0.05 * rounds)  # someone is pushing right now: let them finish
         view_state, overwritten = refresh_view(ws, force)
     return Synced(
-        remote,
+        shown,
         user,
         chains,
         notes,
