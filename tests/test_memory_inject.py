@@ -138,6 +138,17 @@ class TestCore:
         remembered.git("config", "agy.injectBudget", "300")  # the state's own budget is apart
         assert HEADER in claude(remembered.path, "startup")
 
+    def test_the_whole_text_stays_within_both_budgets(self, remembered: Repo) -> None:
+        view = remembered.view
+        view.write_text(view.read_text().replace("## Done\n", "## Done\n" + "- x\n" * 900_000))
+        remembered.git("config", "agy.injectBudget", "4096")
+        remembered.git("config", "agy.memoryBudget", "3000")
+        text = claude(remembered.path, "startup")
+        assert len(text.encode()) <= 4096 + 3000 + 1  # the two blocks, joined by a newline
+        state, memory = text.split("\n" + MEMORY_BEGIN)
+        assert len(state.encode()) <= 4096 and state.endswith(END + "\n")
+        assert len((MEMORY_BEGIN + memory).encode()) <= 3000
+
     def test_no_brain_no_memory(self, repo: Repo, cli: Any) -> None:
         ok(cli("patch", "--set", "goal=g", "--todo", "t"))
         assert HEADER not in claude(repo.path, "startup")

@@ -185,8 +185,8 @@ def _reads_as_marker(line: str) -> bool:
     """Whether a line could pass for one of our markers: its letters and digits (compatibility
     forms folded, case ignored) begin with "begin agy state" or "end agy state"."""
     text = line
-    if not text.isascii():
-        import unicodedata
+    if not text.isascii() and any(ord(ch) > 127 and ch.isalnum() for ch in text):
+        import unicodedata  # only for letters beyond ASCII: a full-width look-alike, say
 
         text = unicodedata.normalize("NFKC", text)
     core = "".join(ch for ch in text.casefold() if ch.isalnum())
