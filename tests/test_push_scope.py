@@ -389,3 +389,16 @@ def test_remote_arguments_beginning_with_a_dash_are_refused(net: Net, tmp_path: 
     assert remote["status"] == "fail"
     dev.run("sync")
     assert not marker.exists()
+
+
+def test_doctor_fails_hooks_of_an_older_version_that_the_work_tree_can_take_over(
+    net: Net, dev: Clone
+) -> None:
+    hook = dev.path / ".git" / "hooks" / "post-commit"
+    hook.write_text(hook.read_text().replace(" -I -m gitstate ", " -m gitstate "))
+    proc = dev.run("doctor", "--json")
+    assert proc.returncode == 1
+    found = next(c for c in json.loads(proc.stdout)["checks"] if c["name"] == "git hooks")
+    assert found["status"] == "fail" and "post-commit" in found["detail"]
+    dev.ok("install", "--git")
+    assert dev.run("doctor").returncode == 0

@@ -3,7 +3,9 @@
 Hooks go where git looks for them (`git rev-parse --git-path hooks`: the common dir, shared by
 every worktree, or core.hooksPath). A hook already there is kept as `<name>.agy-prev` and run
 first with the same arguments and stdin; uninstall puts it back byte for byte. Ours carry a
-marker line so we never touch a file that is not ours.
+marker line so we never touch a file that is not ours. They run the tool by absolute path in
+isolated mode, never anything the work tree or the environment could supply (docs/hooks.md);
+a hooks folder inside the work tree (tracked files) is refused.
 """
 
 from __future__ import annotations
@@ -107,6 +109,14 @@ def is_ours(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
             return MARKER.encode() in handle.read(4096)
+    except OSError:
+        return False
+
+
+def is_isolated(path: Path) -> bool:
+    """True when our hook at `path` runs the tool in isolated mode (older ones did not)."""
+    try:
+        return b" -I -m gitstate " in path.read_bytes()[:8192]
     except OSError:
         return False
 

@@ -186,6 +186,15 @@ def _hooks(ws: Workspace) -> Check:
             f"installed: {', '.join(ours)}; missing or replaced: {', '.join(missing)}",
             "git agy-state install --git",
         )
+    old = [name for name in ours if not githooks.is_isolated(folder / name)]
+    if old:
+        return Check(
+            "git hooks",
+            FAIL,
+            f"{', '.join(old)} from an older version: it runs `python -m gitstate`, which code "
+            "in the work tree can take over",
+            "git agy-state install --git (rewrites them; docs/hooks.md)",
+        )
     return Check("git hooks", OK, f"installed in {folder}")
 
 
