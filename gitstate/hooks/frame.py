@@ -3,7 +3,8 @@
 What reaches the agent is data, never instructions (docs/hooks.md, "What is injected"): a begin
 marker, the source (which chain, who wrote the snapshot, when), the header, the state cut to the
 budget at section boundaries, the known pitfalls if they fit, an end marker. No line inside can
-pass for a marker, and every text is scanned for credentials and redacted first. Standard
+pass for a marker, control characters are shown escaped, and every text is scanned for
+credentials and redacted first. Standard
 library only and no `typing` at run time, like hooks/agent.py.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+from gitstate.document import controls
 from gitstate.secrets import redact
 
 TYPE_CHECKING = False
@@ -203,9 +205,11 @@ def neutralise(text: str) -> str:
 
 
 def clean(text: str) -> str:
-    """Redacted, then neutralised: what any text must become before it is injected."""
+    """What any text must become before it is injected: credentials redacted, control
+    characters shown escaped (a lone CR, ESC, a bidi override: docs/format.md), lines that
+    read as a marker neutralised."""
     redacted, _ = redact(text)
-    return neutralise(redacted)
+    return neutralise(controls.escape(redacted))
 
 
 def _size(text: str) -> int:
