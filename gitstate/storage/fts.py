@@ -8,6 +8,7 @@ overlapping chunks, each remembering its file; CJK text is segmented (document/s
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -64,7 +65,8 @@ class Index:
             private.make_dir(self.path.parent)
             # SQLite gives its journal the database file's mode: a 0600 file keeps both
             # private (docs/memory.md); an index an older version made is tightened here.
-            private.create_file(self.path)
+            with contextlib.suppress(OSError):  # read-only: SQLite opens it read-only
+                private.create_file(self.path)
             db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT, isolation_level=None)
             try:
                 db.execute("PRAGMA synchronous=NORMAL")
