@@ -177,11 +177,11 @@ def install(layout: Layout, python: str) -> list[str]:
     folder = hooks_dir(layout)
     # Every refusal is found before anything is written: a refusal leaves all hooks as they were.
     if _in_work_tree(layout, folder):
-        chain = "; ".join(f"{folder.name}/{name}: {by_hand(name, python)}" for name in HOOKS)
+        chain = "; ".join(f"to {folder / name}: {by_hand(name, python)}" for name in HOOKS)
         raise Failure(
             f"core.hooksPath is {folder}, inside the work tree: hooks written there would put "
             "this machine's paths into files your team may commit; nothing was installed",
-            hint=f"chain by hand, adding to each hook in {folder}: {chain} (docs/hooks.md)",
+            hint=f"chain by hand, adding a line to each of your hooks: {chain} (docs/hooks.md)",
         )
     check_interpreter(python)
     for name in HOOKS:
