@@ -304,8 +304,7 @@ class Store:
         refs = self.repo.references
         try:
             if expected is None:
-                self.repo.create_reference_direct(ref, pygit2.Oid(hex=new), False, message=reason)
-                return True
+                return self._create(ref, new, reason)
             current = refs.get(ref)
             if current is None or str(current.target) != expected:
                 return False
@@ -315,6 +314,19 @@ class Store:
         except (pygit2.GitError, OSError, pygit2.AlreadyExistsError):
             self._clear_stale_ref_lock(ref)
             return False
+
+    def _create(self, ref: str, new: str, reason: str) -> bool:
+        """Create `ref` only if it does not exist, atomically across processes and worktrees.
+
+        libgit2's create checks that the ref is absent before it takes the ref's lock, so two
+        creators could both "win" and one would overwrite the other's first write (a lost
+        note, a lost first snapshot). `git update-ref REF NEW ""` checks under the lock.
+        Creation happens once per ref, so the subprocess is paid rarely.
+        """
+        from gitstate.storage import gitcli
+
+        proc = gitcli.run(self.layout, "update-ref", "-m", reason, ref, new, "")
+        return proc.returncode == 0
 
     def _ensure_reflog(self, ref: str) -> None:
         # libgit2 logs updates of refs outside refs/heads only when the log file already exists
