@@ -402,3 +402,33 @@ def test_doctor_fails_hooks_of_an_older_version_that_the_work_tree_can_take_over
     assert found["status"] == "fail" and "post-commit" in found["detail"]
     dev.ok("install", "--git")
     assert dev.run("doctor").returncode == 0
+
+
+# ---- the confirmation, as plain values --------------------------------------------------------
+
+A, B, Z = "a" * 40, "b" * 40, "0" * 40
+
+
+def test_push_lines_keeps_only_well_formed_lines() -> None:
+    from gitstate.usecases.carry import PushLine, push_lines
+
+    text = f"refs/heads/main {A} refs/heads/main {B}\n\ngarbage\nrefs/x {A} refs/x nothex\n"
+    assert push_lines(text) == [PushLine("refs/heads/main", A, "refs/heads/main", B)]
+
+
+@pytest.mark.parametrize(
+    ("line", "remote", "happened"),
+    [
+        ((A, "refs/heads/main", B), {"refs/heads/main": A}, True),  # updated
+        ((A, "refs/heads/main", B), {"refs/heads/main": B}, False),  # dry run or rejected
+        ((A, "refs/heads/new", Z), {}, False),  # a new branch that never arrived
+        ((Z, "refs/heads/old", B), {}, True),  # deleted, and gone
+        ((Z, "refs/heads/old", B), {"refs/heads/old": B}, False),  # delete not done
+        ((Z, "refs/heads/none", Z), {}, False),  # deleting nothing proves nothing
+    ],
+)
+def test_push_happened(line: tuple[str, str, str], remote: dict[str, str], happened: bool) -> None:
+    from gitstate.usecases.carry import PushLine, push_happened
+
+    local, ref, old = line
+    assert push_happened([PushLine("refs/heads/x", local, ref, old)], remote) is happened
