@@ -10,7 +10,7 @@ The formats, the false-alarm policy and the block rule: docs/secrets.md.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections import namedtuple
 from collections.abc import Iterable
 from itertools import accumulate
@@ -405,7 +405,7 @@ _TOKEN_RULES: tuple[tuple[str, str, str, frozenset[str], str], ...] = (
     (
         "twitter",
         "Twitter bearer token",
-        r"A{21,22}(?P<t>[A-Za-z0-9%]{30,200})" + _END,
+        r"A{21,30}(?!A)(?P<t>[A-Za-z0-9%]{30,200})" + _END,
         _TOKEN_CHARS,
         "random",
     ),
@@ -879,7 +879,7 @@ class _Scanner:
             if end_marker or rest.replace("\\n", "").strip(" \t\"',"):
                 continue  # BEGIN…END with nothing between, or prose after the marker
             body, last = self._block_body(next_line, headers=True)
-            if body and not any(s < m.end() and m.start() < e for s, e, _ in found):
+            if body and not _overlaps(found, m.start(), m.end()):
                 reported.append((m.start(), kind))
                 reach[kind] = last
                 self.result.spans.extend((s, e) for s, e in body if self.text[s:e].strip())
@@ -897,7 +897,7 @@ class _Scanner:
             at = m.start()
             if at > 0 and line[at - 1] in _BASE64 and not _after_escape(line, at):
                 continue
-            if not _is_private_der(m.group()) or any(at < e and s < m.end() for s, e, _ in found):
+            if not _is_private_der(m.group()) or _overlaps(found, at, m.end()):
                 continue
             _claim(found, at, m.end(), kind)
             if line[m.end() :].strip(" \t\"',\\"):
@@ -987,7 +987,7 @@ class _Scanner:
                 continue
             group = next(g for g in ("eq", "dq", "sq", "b") if m.group(g) is not None)
             resume = m.end(group)
-            if any(m.start(group) < e and s < resume for s, e, _ in found):
+            if _overlaps(found, m.start(group), resume):
                 continue  # already a more specific hit: GITHUB_TOKEN=ghp_…
             value = m.group(group)
             name = line[start:key_end].lstrip("-")
@@ -1067,16 +1067,28 @@ def _name_start(line: str, at: int) -> int:
     return start
 
 
+def _overlaps(found: _Found, start: int, end: int) -> bool:
+    """Whether [start, end) overlaps a value in `found`, which is sorted and without overlaps,
+    so only the neighbours need a look: a line of thousands of values stays linear."""
+    i = bisect_left(found, (start,))
+    return (i > 0 and found[i - 1][1] > start) or (i < len(found) and found[i][0] < end)
+
+
 def _claim(found: _Found, start: int, end: int, kind: str) -> None:
     """Record a value unless an earlier, more specific rule already took that text."""
-    if not any(start < e and s < end for s, e, _ in found):
-        found.append((start, end, kind))
+    if not _overlaps(found, start, end):
+        insort(found, (start, end, kind))
 
 
 def _apply(line: str, spans: list[tuple[int, int]]) -> str:
-    for start, end in sorted(spans, reverse=True):
-        line = line[:start] + REDACTED + line[end:]
-    return line
+    """`line` with each of the sorted, disjoint `spans` replaced by REDACTED."""
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        pieces += (line[done:start], REDACTED)
+        done = end
+    pieces.append(line[done:])
+    return "".join(pieces)
 
 
 def _excerpt(redacted_line: str) -> str:

@@ -504,8 +504,25 @@ def test_import_needs_only_the_standard_library() -> None:
         "secret-" * 150000,  # keywords without a separator
         ("x://" * 20 + "\n") * 13000,
         ("password=" * 100 + "\n") * 1100,
+        "A" * (1 << 20),  # a Twitter bearer token's run of A, a million long
+        "M" * (1 << 20) + ".abcdef." + "a" * 30,  # a Discord token's first part, unending
+        ("enc_key=" + "aB3$" * 5 + " ") * 9000,  # thousands of values on one line
+        "curl " + "-u ab:cdefgh " * 20000,
+        ("ghp_" + "aB3d" * 9 + " ") * 6000,
     ],
-    ids=["state", "log", "one-line", "keywords", "schemes", "assignments"],
+    ids=[
+        "state",
+        "log",
+        "one-line",
+        "keywords",
+        "schemes",
+        "assignments",
+        "a-run",
+        "m-run",
+        "dense-values",
+        "dense-curl",
+        "dense-tokens",
+    ],
 )
 def test_scanning_a_mebibyte_stays_fast(text: str) -> None:
     # Catastrophic backtracking would take seconds to minutes; the usual is ~10 ms.
