@@ -179,7 +179,7 @@ _FINDERS: tuple[tuple[str, str, str], ...] = (
     ("body", "b3blbnnzac1rzxktdj", "b3blbnnzac1rzxktdj"),
     ("url", "://", r"://[^\s:/?#@]{0,128}:[^\s/?#]{1,256}@"),
     ("curl", "curl", r"curl[ \t]"),
-    ("authorization", "authorization", "authorization[\"']?[ \t]*[:=]"),
+    ("authorization", "authorization", r"authorization(?:\\?[\"'])?[ \t]*[:=]"),
 )
 
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -494,7 +494,7 @@ _URL = r"://(?P<u>[^\s:/?#@\[\]\"'<>`]{0,128}):(?P<v>[^\s/?#\"'`]{1,256})@(?=[A-
 _SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 
 # Matched in the lowered line; the value is then read from the original.
-_BEARER = r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token|bot)[ \t]+"
+_BEARER = r"authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?(?:bearer|basic|token|bot)[ \t]+"
 _BEARER_VALUE = r"[A-Za-z0-9._~+/=-]{8,4096}"
 
 # An assignment is found from the end of its name, just before the separator (searched

@@ -147,6 +147,11 @@ POSITIVE = [
     ('{\\"token\\":\\"' + CURL_PW + '\\",\\"ok\\":true}', CURL_PW, "token assignment"),
     ('"log": "\\nDB_PASSWORD=' + CURL_PW + '\\ndone"', CURL_PW, "password assignment"),
     (
+        '{\\"headers\\":{\\"Authorization\\":\\"Bearer ' + CURL_PW + "x9" + '\\"}}',
+        CURL_PW + "x9",
+        "authorization header",
+    ),
+    (
         "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sp=r&sig=" + SAS_SIG,
         SAS_SIG,
         "Azure SAS signature",
