@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 
-from gitstate.document import controls
 from gitstate.secrets import redact
 
 TYPE_CHECKING = False
@@ -209,7 +208,12 @@ def clean(text: str) -> str:
     characters shown escaped (a lone CR, ESC, a bidi override: docs/format.md), lines that
     read as a marker neutralised."""
     redacted, _ = redact(text)
-    return neutralise(controls.escape(redacted))
+    flat = redacted.replace("\r\n", " ").replace("\n", " ").replace("\t", " ")
+    if not flat.isprintable():  # a control, or some other unprintable: let controls judge
+        from gitstate.document import controls  # its regexes cost ~0.8 ms to compile
+
+        redacted = controls.escape(redacted)
+    return neutralise(redacted)
 
 
 def _size(text: str) -> int:
