@@ -28,7 +28,7 @@ def hook_command() -> str:
     """
     from gitstate.storage import launcher
 
-    launcher.check()
+    launcher.check(what="agent hooks")
     return launcher.command()
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import sys
 import time
 
 from gitstate.errors import AgyError
-from gitstate.storage import remote_url
+from gitstate.storage import launcher, remote_url
 from gitstate.storage.layout import Layout
 from gitstate.usecases.workspace import Workspace
 
@@ -117,7 +116,7 @@ def _git_push_process() -> int:
 def detach_pre_push(remote: str, url: str | None, lines: str) -> int:
     """pre-push called without --after (a hook that chains ours by hand, docs/hooks.md): run the
     step in a detached process that waits for the git push, and return at once."""
-    argv = [sys.executable, "-I", "-m", "gitstate", "hook", "pre-push"]
+    argv = [*launcher.argv(), "hook", "pre-push"]
     argv += ["--after", str(_git_push_process()), "--", remote, *([url] if url else [])]
     try:
         child = subprocess.Popen(

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 from gitstate.errors import Failure
+from gitstate.storage import launcher
 from gitstate.storage.layout import Layout
 
 HOOKS = ("pre-push", "post-commit", "post-checkout")
@@ -133,35 +134,6 @@ def by_hand(name: str, python: str) -> str:
     return f"{shlex.quote(python)} -I -m gitstate {_BY_HAND[name]}"
 
 
-def check_interpreter(python: str) -> None:
-    """Refuse hooks that could not find the tool in isolated mode: with `-I` a tool reachable
-    only through PYTHONPATH or the user's site-packages (`pip install --user`) is not found,
-    and a hook that fell back to anything else could be made to run code from the work tree."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
-    try:
-        proc = subprocess.run(
-            [python, "-I", "-c", "import gitstate.entry"],
-            cwd=os.path.abspath(os.sep),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        failed = proc.returncode != 0
-        why = proc.stderr.strip().splitlines()[-1:] if failed else []
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        failed, why = True, [str(exc)]
-    if failed:
-        raise Failure(
-            f"{python} -I cannot import gitstate ({why[0] if why else 'no reason given'}); "
-            "the git hooks run it that way, so none were installed",
-            hint="install git-agy-state into a virtual environment or with pipx (a --user "
-            "install or PYTHONPATH is not seen in isolated mode), then install --git again",
-        )
-
-
 def _in_work_tree(layout: Layout, folder: Path) -> bool:
     """True when `folder` lies in a work tree (files there may be tracked), not in a git dir."""
     trees = [layout.workdir]
@@ -183,7 +155,7 @@ def install(layout: Layout, python: str) -> list[str]:
             "this machine's paths into files your team may commit; nothing was installed",
             hint=f"chain by hand, adding a line to each of your hooks: {chain} (docs/hooks.md)",
         )
-    check_interpreter(python)
+    launcher.check(python, "git hooks")
     for name in HOOKS:
         path = folder / name
         prev = folder / (name + PREV_SUFFIX)

@@ -28,30 +28,38 @@ def command(module: str = "gitstate") -> str:
     return " ".join(shlex.quote(word) for word in argv(module))
 
 
-def check() -> None:
+def check(python: str = sys.executable, what: str = "hooks") -> None:
     """Refuse to install a command that would not find this installation in isolated mode.
 
-    A `pip install --user` lives in the user's site directory, which `-I` leaves out; writing a
-    hook that then fails (or finds another copy) is worse than saying so now.
+    With `-I` a tool reachable only through PYTHONPATH or the user's site directory (`pip
+    install --user`) is not found; writing a hook that then fails, or finds another copy, is
+    worse than saying so now.
     """
     import gitstate
 
     want = os.path.realpath(gitstate.__file__)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
     try:
         proc = subprocess.run(
-            [sys.executable, ISOLATED, "-c", "import gitstate; print(gitstate.__file__)"],
+            [python, ISOLATED, "-c", "import gitstate.entry, gitstate; print(gitstate.__file__)"],
             cwd=os.path.realpath(os.sep),  # nowhere near a work tree
+            env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=60,
+            check=False,
         )
+        found = proc.stdout.strip()
+        why = proc.stderr.strip().splitlines()[-1:] if proc.returncode else []
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise Failure(f"cannot run {sys.executable}: {exc}") from None
-    found = proc.stdout.strip()
-    if proc.returncode != 0 or not found or os.path.realpath(found) != want:
+        found, why = "", [str(exc)]
+    if found and os.path.realpath(found) != want:
+        why = [f"it finds another copy, {found}"]
+    if why or not found:
         raise Failure(
-            f"{sys.executable} {ISOLATED} does not import this git-agy-state "
-            f"({want}); hooks that run it would fail or run other code",
-            hint="install it into a virtual environment, or with `pipx install` / `uv tool install`",
+            f"{python} {ISOLATED} cannot import gitstate ({why[0] if why else 'no reason given'}); "
+            f"the {what} run it that way, so none were installed",
+            hint="install git-agy-state into a virtual environment or with pipx or uv tool "
+            "(a --user install or PYTHONPATH is not seen in isolated mode), then install again",
         )
