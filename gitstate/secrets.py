@@ -574,6 +574,7 @@ _NUMBER = r"[0-9]+(?:\.[0-9]+)*[A-Za-z]{0,3}"
 _IDENTIFIER = r"_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"  # settings.API_KEY
 _AWS_SECRET = r"[A-Za-z0-9/+]{40}"
+_PATHISH = r"[a-z0-9_.-]+(?:/[a-z0-9_.-]+)+/?"  # an object key or path: img/2026/cat.png
 _WORD = r"[A-Za-z]+"
 _WORDS = r"[A-Za-z]+(?: [A-Za-z]+)+"  # "will be replaced": prose, not a passphrase
 _COLOUR = r"#[0-9A-Fa-f]{3,8}"  # a theme's Token: "#cccccc"
@@ -1038,7 +1039,7 @@ def _looks_random(value: str) -> bool:
     v = value.strip()
     if any(ch.isspace() for ch in v) or "://" in v or any(ch in v for ch in "(){}[]<>"):
         return False
-    if _rx(_IDENTIFIER).fullmatch(v) or _rx(_DOTTED).fullmatch(v):
+    if _rx(_IDENTIFIER).fullmatch(v) or _rx(_DOTTED).fullmatch(v) or _rx(_PATHISH).fullmatch(v):
         return False
     digit = any(ch.isdigit() for ch in v)
     kinds = (

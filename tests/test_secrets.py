@@ -371,6 +371,8 @@ NEGATIVE = [
     '"win32cred": "types-pywin32",',
     "PUBLIC_KEY=" + "Zm9vYmFy" * 5,
     "key=value",
+    "IMAGE_KEY=img/2026/01/cat.png",
+    "upload_key: users/42/avatar-v2.webp",
     "build 12345678:" + "abcdefghijklmnopqrstuvwxyzabcdefghi" + " done",
     "this.s.getAuthenticationHeaderValue = null;",
     "JIRA SK-1234 and AC-5678",
