@@ -15,6 +15,12 @@ from collections import namedtuple
 from collections.abc import Iterable
 from itertools import accumulate
 
+from gitstate.secret_formats import (
+    BASE64,
+    TOKEN_FINDERS,
+    TOKEN_RULES,
+)
+
 REDACTED = "[REDACTED]"
 EXCERPT_WIDTH = 80
 
@@ -107,73 +113,8 @@ def redact(text: str) -> tuple[str, list[SecretHit]]:
 # "task-runner", "input_tokens", a URL without a password). The family names the rules
 # that may fire there; the assignment keywords below are finders too.
 _FINDERS: tuple[tuple[str, str, str], ...] = (
-    # (family, a literal the pattern needs, pattern): the literal is looked for first, so a
-    # clean STATE.md compiles no pattern at all. Grouped as the token rules below are.
-    ("aws", "akia", "akia[a-z0-9]{16}"),
-    ("aws", "asia", "asia[a-z0-9]{16}"),
-    ("github", "gh", "gh[pousr]_[a-z0-9]{36}"),
-    ("github", "github_pat_", "github_pat_"),
-    ("gitlab", "gl", "gl(?:pat|oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-"),
-    ("gitlab", "gr1348941", "gr1348941"),
-    ("slack", "xox", "xox[abposre][.-]"),
-    ("slack", "xapp-", "xapp-"),
-    ("slack", "hooks.slack.com/", r"hooks\.slack\.com/"),
-    ("sk", "sk-", "sk-[a-z0-9_-]{20}"),
-    ("google", "aiza", "aiza[a-z0-9_-]{35}"),
-    ("google", "gocspx-", "gocspx-"),
-    ("google", "ya29.", r"ya29\."),
-    ("stripe", "k_live_", "k_live_"),
-    ("stripe", "whsec_", "whsec_"),
-    ("npm", "npm_", "npm_[a-z0-9]{36}"),
-    ("pypi", "pypi-age", "pypi-age"),
-    ("sendgrid", "sg.", r"sg\.[a-z0-9_-]{22}\."),
-    ("twilio", "sk", "sk[0-9a-f]{32}"),
-    ("twilio", "ac", "ac[0-9a-f]{32}"),
-    ("huggingface", "hf_", "hf_[a-z0-9]{34}"),
-    ("huggingface", "api_org_", "api_org_"),
-    ("shopify", "shp", "shp(?:at|ca|pa|ss)_"),
-    ("digitalocean", "_v1_", "do[opr]_v1_"),
-    ("vault", "hv", r"hv[sbr]\."),
-    ("grafana", "glc_", "glc_"),
-    ("grafana", "glsa_", "glsa_"),
-    ("linear", "lin_api_", "lin_api_"),
-    ("databricks", "dapi", "dapi[0-9a-f]{32}"),
-    ("postman", "pmak-", "pmak-"),
-    ("doppler", "dp.", r"dp\.(?:pt|st|sa|ct|scim|audit)\."),
-    ("age", "age-secret-key-1", "age-secret-key-1"),
-    ("mailgun", "key-", "key-[0-9a-f]{32}"),
-    ("atlassian", "tt3", "at[ac]tt3"),
-    ("atlassian", "atbb", "atbb"),
-    ("sentry", "sntry", "sntry[su]_"),
-    ("heroku", "hrku-", "hrku-"),
-    ("pulumi", "pul-", "pul-[0-9a-f]{40}"),
-    ("square", "sq0", "sq0(?:atp|csp)-"),
-    ("square", "eaaa", "eaaa"),
-    ("docker", "dckr_", "dckr_(?:pat|oat)_"),
-    ("tailscale", "tskey-", "tskey-"),
-    ("groq", "gsk_", "gsk_"),
-    ("xai", "xai-", "xai-"),
-    ("replicate", "r8_", "r8_"),
-    ("supabase", "sbp_", "sbp_"),
-    ("newrelic", "nrak-", "nrak-"),
-    ("brevo", "xkeysib-", "xkeysib-"),
-    ("terraform", ".atlasv1.", r"\.atlasv1\."),
-    ("alibaba", "ltai", "ltai"),
-    ("onepassword", "ops_eyj", "ops_eyj"),
-    ("planetscale", "pscale_", "pscale_(?:tkn|pw|oauth)_"),
-    ("figma", "figd_", "figd_"),
-    ("notion", "ntn_", "ntn_"),
-    ("notion", "secret_", "secret_[a-z0-9]{43}"),
-    ("twitter", "aaaaaaaaaaaaaaaaaaaaa", "a{21}[a-z0-9%]"),
-    ("mailchimp", "-us", "-us[0-9]"),
-    ("azuread", "q~", "q~"),
-    ("telegram", ":", ":[a-z0-9_-]{35}"),
-    ("discord", ".", r"\.[a-z0-9_-]{6}\.[a-z0-9_-]{27}"),
-    ("vaultold", "s.", r"s\.[a-z0-9]{24}"),
-    ("jwt", "eyj", r"eyj[a-z0-9_-]{8,4096}\.eyj"),
-    ("azure", "accountkey=", "accountkey="),
-    ("azure", "sharedaccesskey=", "sharedaccesskey="),
-    ("azure", "sig=", "sig="),
+    *TOKEN_FINDERS,
+    # key blocks and the secrets found by their place (the keywords are appended below)
     ("block", "private key", "private key"),
     ("body", "m", "m(?:i[igh]|hcc|c4c)[a-z0-9+/]{37}"),
     ("body", "b3blbnnzac1rzxktdj", "b3blbnnzac1rzxktdj"),
@@ -182,292 +123,6 @@ _FINDERS: tuple[tuple[str, str, str], ...] = (
     ("authorization", "authorization", r"authorization(?:\\?[\"'])?[ \t]*[:=]"),
 )
 
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_BASE64 = _ALNUM | frozenset("+/")
-_DOTTED_TOKEN = _TOKEN_CHARS | frozenset(".~")
-_NONE: frozenset[str] = frozenset()
-_END = r"(?![A-Za-z0-9_-])"
-
-# (family, kind, pattern, characters that may not come just before the match, check on
-# the value's random part: group "t" when the pattern has one, else the whole value).
-# Checks: "mixed" wants upper and lower case, "random" two of upper, lower and digits,
-# "vault" all three, "discord" a first part that is a base64 user id. Order matters: a
-# value overlapping one already found on the line is dropped, so these specific shapes
-# win over the URL and assignment rules below.
-_TOKEN_RULES: tuple[tuple[str, str, str, frozenset[str], str], ...] = (
-    ("aws", "AWS access key id", r"A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])", _ALNUM, ""),
-    ("github", "GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,251}" + _END, _TOKEN_CHARS, ""),
-    ("github", "GitHub token", r"github_pat_[A-Za-z0-9_]{22,244}" + _END, _TOKEN_CHARS, ""),
-    (
-        "gitlab",
-        "GitLab token",
-        r"gl(?:pat|oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-"
-        r"(?P<t>[A-Za-z0-9_-]{20,300}(?:\.[A-Za-z0-9_-]{1,100}){0,4})" + _END,
-        _TOKEN_CHARS,
-        "random",
-    ),
-    ("gitlab", "GitLab token", r"GR1348941(?P<t>[A-Za-z0-9_-]{20,100})" + _END, _ALNUM, "random"),
-    (
-        "slack",
-        "Slack token",
-        r"x(?:ox[abposre]|app)-[A-Za-z0-9-]{10,250}" + _END,
-        _TOKEN_CHARS,
-        "",
-    ),
-    ("slack", "Slack token", r"xoxe\.xox[bp]-[A-Za-z0-9-]{10,250}" + _END, _TOKEN_CHARS, ""),
-    (
-        "slack",
-        "Slack webhook URL",
-        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,300})",
-        _NONE,
-        "",
-    ),
-    ("sk", "Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,250}" + _END, _TOKEN_CHARS, ""),
-    (
-        "sk",
-        "OpenAI API key",
-        r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,250}" + _END,
-        _TOKEN_CHARS,
-        "",
-    ),
-    # The old form has no dashes after "sk-", so kebab-case words never match it.
-    ("sk", "OpenAI API key", r"sk-[A-Za-z0-9]{20,250}" + _END, _TOKEN_CHARS, ""),
-    ("google", "Google API key", r"AIza[0-9A-Za-z_-]{35}" + _END, _TOKEN_CHARS, ""),
-    ("google", "Google OAuth client secret", r"GOCSPX-[A-Za-z0-9_-]{28}" + _END, _ALNUM, ""),
-    (
-        "google",
-        "Google OAuth access token",
-        r"ya29\.(?P<t>[A-Za-z0-9_-]{30,2048})" + _END,
-        _TOKEN_CHARS,
-        "random",
-    ),
-    ("stripe", "Stripe live key", r"[sr]k_live_[A-Za-z0-9]{20,250}" + _END, _TOKEN_CHARS, ""),
-    (
-        "stripe",
-        "Stripe webhook secret",
-        r"whsec_(?P<t>[A-Za-z0-9+/=]{32,100})(?![A-Za-z0-9+/=])",
-        _TOKEN_CHARS,
-        "random",
-    ),
-    ("npm", "npm token", r"npm_[A-Za-z0-9]{36}" + _END, _TOKEN_CHARS, ""),
-    ("pypi", "PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,2000}" + _END, _TOKEN_CHARS, ""),
-    (
-        "sendgrid",
-        "SendGrid API key",
-        r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END,
-        _DOTTED_TOKEN,
-        "",
-    ),
-    ("twilio", "Twilio key", r"(?:SK|AC)(?P<t>[0-9a-f]{32})(?![A-Za-z0-9])", _ALNUM, "random"),
-    (
-        "huggingface",
-        "Hugging Face token",
-        r"(?:hf|api_org)_(?P<t>[A-Za-z0-9]{34,40})" + _END,
-        _TOKEN_CHARS,
-        "mixed",
-    ),
-    ("shopify", "Shopify token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _END, _TOKEN_CHARS, ""),
-    ("digitalocean", "DigitalOcean token", r"do[opr]_v1_[a-f0-9]{64}" + _END, _TOKEN_CHARS, ""),
-    (
-        "vault",
-        "Vault token",
-        r"hv[sbr]\.(?P<t>[A-Za-z0-9_-]{24,1024})" + _END,
-        _DOTTED_TOKEN,
-        "mixed",
-    ),
-    (
-        "grafana",
-        "Grafana token",
-        r"glc_[A-Za-z0-9+/]{32,1024}={0,2}(?![A-Za-z0-9+/=])",
-        _TOKEN_CHARS,
-        "",
-    ),
-    (
-        "grafana",
-        "Grafana token",
-        r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}" + _END,
-        _TOKEN_CHARS,
-        "",
-    ),
-    ("linear", "Linear API key", r"lin_api_(?P<t>[A-Za-z0-9]{40})" + _END, _TOKEN_CHARS, "random"),
-    ("databricks", "Databricks token", r"dapi[a-f0-9]{32}(?:-[0-9])?" + _END, _TOKEN_CHARS, ""),
-    ("postman", "Postman API key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + _END, _TOKEN_CHARS, ""),
-    (
-        "doppler",
-        "Doppler token",
-        r"dp\.(?:pt|st|sa|ct|scim|audit)\.(?P<t>[A-Za-z0-9]{40,44})" + _END,
-        _DOTTED_TOKEN,
-        "mixed",
-    ),
-    (
-        "age",
-        "age secret key",
-        r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}" + _END,
-        _TOKEN_CHARS,
-        "",
-    ),
-    ("mailgun", "Mailgun API key", r"key-[a-f0-9]{32}" + _END, _ALNUM, ""),
-    (
-        "atlassian",
-        "Atlassian API token",
-        r"AT[AC]TT3(?P<t>[A-Za-z0-9_=-]{60,300})" + _END,
-        _TOKEN_CHARS,
-        "mixed",
-    ),
-    (
-        "atlassian",
-        "Bitbucket app password",
-        r"ATBB(?P<t>[A-Za-z0-9]{28,40})" + _END,
-        _TOKEN_CHARS,
-        "mixed",
-    ),
-    (
-        "sentry",
-        "Sentry token",
-        r"sntrys_eyJ[A-Za-z0-9_+/=-]{40,1000}|sntryu_[a-f0-9]{64}" + _END,
-        _TOKEN_CHARS,
-        "",
-    ),
-    (
-        "heroku",
-        "Heroku API key",
-        r"HRKU-(?P<t>[A-Za-z0-9_-]{40,100})" + _END,
-        _TOKEN_CHARS,
-        "random",
-    ),
-    ("pulumi", "Pulumi token", r"pul-[a-f0-9]{40}" + _END, _TOKEN_CHARS, ""),
-    (
-        "square",
-        "Square token",
-        r"sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}" + _END,
-        _TOKEN_CHARS,
-        "",
-    ),
-    (
-        "square",
-        "Square token",
-        r"EAAA(?P<t>[A-Za-z0-9_+=-]{60})(?![A-Za-z0-9_+=/-])",
-        _BASE64 | _TOKEN_CHARS,
-        "mixed",
-    ),
-    (
-        "docker",
-        "Docker Hub token",
-        r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,40}" + _END,
-        _TOKEN_CHARS,
-        "",
-    ),
-    (
-        "tailscale",
-        "Tailscale key",
-        r"tskey-[a-z]{3,8}-(?P<t>[A-Za-z0-9-]{20,100})" + _END,
-        _TOKEN_CHARS,
-        "random",
-    ),
-    ("groq", "Groq API key", r"gsk_(?P<t>[A-Za-z0-9]{48,56})" + _END, _TOKEN_CHARS, "mixed"),
-    ("xai", "xAI API key", r"xai-(?P<t>[A-Za-z0-9]{70,90})" + _END, _TOKEN_CHARS, "mixed"),
-    ("replicate", "Replicate token", r"r8_(?P<t>[A-Za-z0-9]{37})" + _END, _TOKEN_CHARS, "mixed"),
-    ("supabase", "Supabase token", r"sbp_[a-f0-9]{40}" + _END, _TOKEN_CHARS, ""),
-    ("newrelic", "New Relic key", r"NRAK-[A-Z0-9]{27}" + _END, _TOKEN_CHARS, ""),
-    ("brevo", "Brevo API key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}" + _END, _TOKEN_CHARS, ""),
-    (
-        "terraform",
-        "Terraform Cloud token",
-        r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,80}" + _END,
-        _TOKEN_CHARS,
-        "",
-    ),
-    (
-        "alibaba",
-        "Alibaba Cloud key id",
-        r"LTAI(?P<t>[A-Za-z0-9]{12,20})(?![A-Za-z0-9])",
-        _ALNUM,
-        "mixed",
-    ),
-    (
-        "onepassword",
-        "1Password service account token",
-        r"ops_eyJ[A-Za-z0-9+/=_-]{100,4000}",
-        _TOKEN_CHARS,
-        "",
-    ),
-    (
-        "planetscale",
-        "PlanetScale token",
-        r"pscale_(?:tkn|pw|oauth)_(?P<t>[A-Za-z0-9_.=-]{32,64})" + _END,
-        _TOKEN_CHARS,
-        "random",
-    ),
-    ("figma", "Figma token", r"figd_(?P<t>[A-Za-z0-9_-]{40})" + _END, _TOKEN_CHARS, "random"),
-    ("notion", "Notion token", r"ntn_(?P<t>[A-Za-z0-9]{46})" + _END, _TOKEN_CHARS, "mixed"),
-    ("notion", "Notion token", r"secret_(?P<t>[A-Za-z0-9]{43})" + _END, _TOKEN_CHARS, "mixed"),
-    (
-        "twitter",
-        "Twitter bearer token",
-        r"A{21,30}(?!A)(?P<t>[A-Za-z0-9%]{30,200})" + _END,
-        _TOKEN_CHARS,
-        "random",
-    ),
-    ("mailchimp", "Mailchimp API key", r"[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", _ALNUM, ""),
-    (
-        "azuread",
-        "Azure AD client secret",
-        r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{30,33}[A-Za-z0-9_~-](?![A-Za-z0-9_~-])(?!\.[A-Za-z0-9_~-])",
-        _DOTTED_TOKEN,
-        "",
-    ),
-    (
-        "telegram",
-        "Telegram bot token",
-        r"[0-9]{8,10}:(?P<t>[A-Za-z0-9_-]{35})" + _END,
-        _ALNUM,
-        "mixed",
-    ),
-    (
-        "discord",
-        "Discord bot token",
-        r"(?P<t>[MNO][A-Za-z0-9_-]{22,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}" + _END,
-        _DOTTED_TOKEN,
-        "discord",
-    ),
-    # Vault's older service tokens: "s." and 24 characters; the check keeps prose out.
-    (
-        "vaultold",
-        "Vault token",
-        r"s\.(?P<t>[A-Za-z0-9]{24})(?![A-Za-z0-9_.-])",
-        _DOTTED_TOKEN,
-        "vault",
-    ),
-    (
-        "jwt",
-        "JSON web token",
-        r"eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{16,4096}" + _END,
-        _TOKEN_CHARS,
-        "",
-    ),
-    (
-        "private",
-        "GCP service-account private key",
-        r'"private_key"[ \t]*:[ \t]*"(?P<v>[^"]{20,8192})',
-        _NONE,
-        "",
-    ),
-    (
-        "azure",
-        "Azure storage key",
-        r"(?:Account|SharedAccess)Key=(?P<v>[A-Za-z0-9+/]{20,200}={0,2})",
-        _ALNUM,
-        "",
-    ),
-    (
-        "azure",
-        "Azure SAS signature",
-        r"[?&;]sig=(?P<v>(?P<t>[A-Za-z0-9%+/]{30,200})(?:%3D|=){0,2})",
-        _NONE,
-        "random",
-    ),
-)
 
 # Up to 4 words before PRIVATE KEY: RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP, SSH2 ENCRYPTED…
 _BLOCK_BEGIN = r"----(?:- ?| )BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -581,15 +236,15 @@ _COLOUR = r"#[0-9A-Fa-f]{3,8}"  # a theme's Token: "#cccccc"
 
 # Every token (the shortest: AKIA and 16) is a whitespace-delimited word this long or longer.
 _WORD_MIN = 16
-_IN_WORDS = frozenset(f for f, _, _ in _FINDERS) - {"block", "url", "curl", "authorization"}
+_IN_WORDS = frozenset(f for f, _, _ in TOKEN_FINDERS) | {"body"}
 
 _ALL_FINDERS = _FINDERS + tuple(
     (family, literal, p + _SEPARATOR) for family, _, literal, p in _KEYWORDS
 )
 _RANK = {family: rank for rank, (family, _, _) in enumerate(_ALL_FINDERS)}  # rule order
 _TOKENS_BY_FAMILY = {
-    family: [(kind, p, before, check) for f, kind, p, before, check in _TOKEN_RULES if f == family]
-    for family, _, _, _, _ in _TOKEN_RULES
+    family: [(kind, p, before, check) for f, kind, p, before, check in TOKEN_RULES if f == family]
+    for family, _, _, _, _ in TOKEN_RULES
 }
 _KEYWORDS_BY_FAMILY = {family: (kind, p + _SEPARATOR) for family, kind, _, p in _KEYWORDS}
 
@@ -680,7 +335,7 @@ def _after_escape(line: str, at: int) -> bool:
 
 
 def _check(value: str, check: str) -> bool:
-    """A token rule's check on the random part of a value (see _TOKEN_RULES)."""
+    """A token rule's check on the random part of a value (see TOKEN_RULES)."""
     upper = any(ch.isupper() for ch in value)
     lower = any(ch.islower() for ch in value)
     digit = any(ch.isdigit() for ch in value)
@@ -896,7 +551,7 @@ class _Scanner:
         kind = "private key block"
         for m in _rx(_DER_START).finditer(line):
             at = m.start()
-            if at > 0 and line[at - 1] in _BASE64 and not _after_escape(line, at):
+            if at > 0 and line[at - 1] in BASE64 and not _after_escape(line, at):
                 continue
             if not _is_private_der(m.group()) or _overlaps(found, at, m.end()):
                 continue
