@@ -684,3 +684,23 @@ def test_a_new_key_body_under_an_old_begin_line_is_reported() -> None:
         ["# notes", "-----BEGIN RSA PRIVATE KEY-----", *body, "-----END RSA PRIVATE KEY-----"]
     )
     assert [(h.line, h.kind) for h in scan_changed(new, old)] == [(2, "private key block")]
+
+
+def test_scan_changed_sees_each_secret_once_added_and_never_when_old() -> None:
+    positives, _ = corpus()
+    for case in positives:
+        if not caught(case):
+            continue
+        assert scan_changed(case.text, "") == scan(case.text), case.text[:80]
+        assert scan_changed(case.text, case.text) == [], case.text[:80]
+
+
+def test_a_key_is_reported_whichever_of_its_lines_a_write_adds() -> None:
+    rng = random.Random(SEED + 2)
+    for label, make in KEYS:
+        body = pem_lines(make(rng), 70 if label.startswith("OPENSSH") else 64)
+        lines = ["notes", f"-----BEGIN {label}-----", *body, f"-----END {label}-----", "end"]
+        new = "\n".join(lines)
+        for added in range(1, len(lines) - 1):  # every line of the block, one at a time
+            old = "\n".join(lines[:added] + lines[added + 1 :])
+            assert [h.kind for h in scan_changed(new, old)] == ["private key block"], (label, added)
