@@ -48,6 +48,7 @@ SYNC_SNAPSHOTS = 1_000  # row 4's target is defined at this size, so --quick kee
 SYNC_EMAIL = "bench@example.com"
 SHORT_CHAIN = 20
 HOOK_CHAIN_FULL, HOOK_CHAIN_QUICK, HOOK_CHAIN_SHORT = 100_000, 5_000, 10
+NO_SUCH_PID = 4_194_303  # above Linux's pid_max default: never a running process
 LOG_LIMIT = 20
 WARMUP = 2
 
@@ -547,7 +548,7 @@ def rows_githooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
         lambda: timed_run(argv, long_repo, env),
         plan.reps,
     )
-    return [
+    rows = [
         timed_row(
             f"`hook post-commit` on a {long_len:,}-snapshot task (subprocess)",
             (f"{long_len:,} snapshots", long_t),
@@ -555,6 +556,41 @@ def rows_githooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
             target=1.1,
         )
     ]
+    progress("row: pre-push set-up (agy remote, everything pushed once)")
+    payloads = {}
+    for repo in (long_repo, short_repo):
+        remote = root / f"{repo.name}-remote.git"
+        git(env, root, "init", "-q", "--bare", str(remote))
+        git(env, repo, "remote", "add", "origin", str(remote))
+        git(env, repo, "config", "user.email", SYNC_EMAIL)
+        tool(env, repo, "remote", "setup", "origin")
+        tool(env, repo, "sync")
+        git(env, repo, "push", "-q", "--no-verify", "origin", "main")
+        head = git(env, repo, "rev-parse", "HEAD").strip()
+        payload = root / f"{repo.name}-pre-push.txt"
+        payload.write_text(f"refs/heads/main {head} refs/heads/main {'0' * 40}\n")
+        payloads[repo] = payload
+
+    def pre_push(repo: Path) -> Callable[[], Sample]:
+        # --after a pid that is not running: the step goes straight to its checks (ls-remote,
+        # what is ours, a push of what is already there), as it does once the push is over.
+        argv = [*CLI, "hook", "pre-push", "--after", str(NO_SUCH_PID), "origin"]
+        return lambda: timed_run(argv, repo, env, payloads[repo])
+
+    progress(f"row: hook pre-push, {plan.reps} pairs")
+    long_p, short_p = interleaved(pre_push(short_repo), pre_push(long_repo), plan.reps)
+    log = (long_repo / ".git" / "agy" / "push.log").read_text()
+    if "exit 0" not in log.splitlines()[-2] + log.splitlines()[-1]:
+        raise SystemExit(f"pre-push did not carry in the fixture:\n{log[-2000:]}")
+    rows.append(
+        timed_row(
+            f"`hook pre-push` step on a {long_len:,}-snapshot chain (subprocess)",
+            (f"{long_len:,} snapshots", long_p),
+            (f"{HOOK_CHAIN_SHORT} snapshots", short_p),
+            target=1.1,
+        )
+    )
+    return rows
 
 
 def rows_log(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
