@@ -6,6 +6,9 @@ The core raises these; exactly one place at the edge (gitstate.cli.app) turns th
 
 from __future__ import annotations
 
+import errno as errno_mod
+import os
+import re
 from collections.abc import Sequence
 
 # The whole tool's exit codes, in one table.
@@ -78,7 +81,68 @@ class NotFinished(AgyError):
     exit_code = EXIT_NOT_FINISHED
 
 
+class BrokenRef(AgyError):
+    """An agy ref, or a snapshot it names, cannot be read as what it must be (exit 1): a ref
+    file that is not a ref, a symbolic ref, a ref at a missing object or at a blob, tree or tag
+    instead of a commit; a STATE.md in a snapshot that is a directory, a link or not UTF-8
+    text. `ref` names the ref (or the snapshot) that is damaged (docs/exit-codes.md)."""
+
+    def __init__(self, ref: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.ref = ref
+
+
+class CannotWrite(AgyError):
+    """The file system refused a write: read-only, full, permission denied (exit 1). Raised
+    where storage knows what it was writing; the CLI maps any other OSError to the same
+    one line (docs/exit-codes.md)."""
+
+
 class AgentMissing(AgyError):
     """The configured agent CLI is not installed (exit 127)."""
 
     exit_code = EXIT_AGENT_MISSING
+
+
+_WRITES = {errno_mod.EROFS, errno_mod.ENOSPC, errno_mod.EDQUOT, errno_mod.EFBIG}
+_ACCESS = {errno_mod.EACCES, errno_mod.EPERM}
+_HINTS = {
+    errno_mod.EROFS: "the file system is mounted read-only; make it writable, then try again",
+    errno_mod.ENOSPC: "free some space on that file system, then try again",
+    errno_mod.EDQUOT: "free some space (your disk quota is used up), then try again",
+    errno_mod.EACCES: "check the owner and permissions of that path",
+    errno_mod.EPERM: "check the owner and permissions of that path",
+}
+_REASONS = {
+    "read-only file system": errno_mod.EROFS,
+    "no space left on device": errno_mod.ENOSPC,
+    "disk quota exceeded": errno_mod.EDQUOT,
+    "permission denied": errno_mod.EACCES,
+    "operation not permitted": errno_mod.EPERM,
+}
+
+
+def from_os_error(exc: OSError) -> CannotWrite:
+    """The one line for a file-system failure (docs/exit-codes.md): `cannot write PATH:
+    read-only file system`, `cannot access PATH: permission denied`, with what to do. libgit2's
+    OS errors carry no errno: their text ends in the OS's words, a quoted path inside it."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    code = exc.errno
+    path = exc.filename
+    if code:
+        reason = os.strerror(code).lower()
+    else:
+        reason = text.rsplit(": ", 1)[-1].lower()
+        code = _REASONS.get(reason)
+        quoted = re.search(r"'(/[^']+)'", text)
+        path = quoted.group(1) if quoted else None
+    if code in _WRITES:
+        verb = "write"
+    elif code in _ACCESS:
+        verb = "access"
+    else:
+        verb = "use"
+    where = f" {os.fsdecode(path)}" if path else (" to the repository" if verb == "write" else "")
+    if code is None and not path:
+        return CannotWrite(text[:1].lower() + text[1:], hint="AGY_DEBUG=1 shows where it happened")
+    return CannotWrite(f"cannot {verb}{where}: {reason}", hint=_HINTS.get(code or 0))

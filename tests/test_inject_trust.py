@@ -367,7 +367,7 @@ class TestOnlyARegularFile:
         else:
             repo.view.symlink_to(target)
         what = "a FIFO" if kind == "fifo" else "a symbolic link"
-        for args in (["status"], ["save"], ["patch", "--todo", "x"], ["doctor"]):
+        for args in (["status"], ["save"], ["patch", "--todo", "x"]):
             proc = subprocess.run(
                 [sys.executable, "-m", "gitstate", *args],
                 cwd=repo.path,
@@ -384,6 +384,19 @@ class TestOnlyARegularFile:
             ), args
             assert "\nhint: move it away (mv STATE.md STATE.md.old)" in proc.stderr
             assert "CANARY-7f3a" not in proc.stdout + proc.stderr
+        # doctor reports it among its checks (a failed one) instead of stopping (issue 12).
+        proc = subprocess.run(
+            [sys.executable, "-m", "gitstate", "doctor"],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=WAIT,
+            check=False,
+        )
+        assert proc.returncode == 1 and proc.stderr == "", proc.stderr
+        assert f"FAIL  STATE.md: {repo.view} is {what}, not a regular file" in proc.stdout
+        assert "CANARY-7f3a" not in proc.stdout
         assert "CANARY-7f3a" in target.read_text()  # the link's target was never written
 
 

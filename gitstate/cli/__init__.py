@@ -16,7 +16,7 @@ import click
 
 from gitstate import __version__
 from gitstate.cli.output import report_error
-from gitstate.errors import EXIT_FAILURE, EXIT_USAGE, AgyError, UsageError
+from gitstate.errors import EXIT_FAILURE, EXIT_USAGE, AgyError, UsageError, from_os_error
 
 # One module per command, named after it (`gitstate/cli/<name>.py` holds the click command
 # `<name>`), loaded on first use so that running one command imports only what it needs (a save
@@ -87,6 +87,11 @@ class AgyGroup(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             code = EXIT_FAILURE
+        except OSError as exc:
+            # Read-only, full, not permitted: the file system's words, one line (docs/exit-codes.md).
+            if os.environ.get("AGY_DEBUG"):
+                raise
+            code = report_error(from_os_error(exc), as_json)
         except Exception as exc:
             if os.environ.get("AGY_DEBUG"):
                 raise

@@ -27,7 +27,7 @@ def show(rev: str | None, section: str | None, as_json: bool) -> None:
     ws = Workspace.open()
     commit, data = history.show(ws, rev)
     if section is not None:
-        key, lines = history.section_lines(data, section)
+        key, lines = history.section_lines(data, section, commit)
         if as_json:
             emit_json({"commit": commit, "section": key, "lines": lines})
         else:
@@ -35,7 +35,7 @@ def show(rev: str | None, section: str | None, as_json: bool) -> None:
                 say(line)
         return
     if as_json:
-        doc = parse(data.decode("utf-8"))
+        doc = parse(history.text(commit, data))
         emit_json(
             {
                 "commit": commit,

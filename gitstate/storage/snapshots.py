@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pygit2
 
-from gitstate.errors import NotFound
+from gitstate.errors import BrokenRef, CannotWrite, NotFound
 from gitstate.storage.layout import VIEW_NAME, Layout
 
 FORMAT_VERSION = "1"
@@ -158,13 +158,77 @@ class Store:
     # ---- reading --------------------------------------------------------------------------
 
     def tip(self, ref: str | None = None) -> str | None:
-        found = self.repo.references.get(ref or self.layout.state_ref)
+        """The commit `ref` points at, or None when it does not exist. A ref that cannot be a
+        chain's tip (unreadable, symbolic, at a missing object or at anything but a commit) is
+        a BrokenRef naming it, with the repair (docs/exit-codes.md)."""
+        name = ref or self.layout.state_ref
+        found = self._reference(name)
         if found is None:
             return None
-        return str(found.resolve().target)
+        if found.type == pygit2.enums.ReferenceType.SYMBOLIC:
+            raise BrokenRef(
+                name,
+                f"{name} is a symbolic ref (to {found.target}), not a commit",
+                hint=self._repair_hint(name),
+            )
+        return self._commit_at(name, str(found.target))
+
+    def _reference(self, name: str) -> pygit2.Reference | None:
+        try:
+            return self.repo.references.get(name)
+        except (pygit2.GitError, ValueError) as exc:
+            path = self.layout.commondir / name
+            raise BrokenRef(
+                name,
+                f"{name} is not a readable ref ({_first_line(exc)})",
+                hint=f"remove the file {path}, then put a good commit back: git update-ref "
+                f"{name} <commit> (earlier tips: {self.layout.commondir / 'logs' / name})",
+            ) from None
+
+    def _commit_at(self, name: str, oid: str) -> str:
+        obj = self.repo.get(oid)
+        if obj is None:
+            raise BrokenRef(
+                name,
+                f"{name} points at {oid[:12]}, which is missing from this repository",
+                hint=self._repair_hint(name),
+            )
+        if not isinstance(obj, pygit2.Commit):
+            raise BrokenRef(
+                name,
+                f"{name} points at {_kind(obj)} ({oid[:12]}), not a commit",
+                hint=self._repair_hint(name),
+            )
+        return oid
+
+    def _repair_hint(self, name: str) -> str:
+        log = self.layout.commondir / "logs" / name
+        return (
+            f"put a good commit back: git update-ref --no-deref {name} <commit> (earlier tips: "
+            f"{log}), or drop it: git update-ref --no-deref -d {name}"
+        )
+
+    def _commit(self, commit: str) -> pygit2.Commit:
+        """The snapshot commit `commit` (a tag is peeled); BrokenRef when it is missing or is
+        not a commit (a chain whose parent is gone, a damaged object database)."""
+        obj = self.repo.get(commit)
+        if obj is None:
+            raise BrokenRef(
+                commit,
+                f"snapshot {commit[:12]} is missing from this repository",
+                hint=_SNAPSHOT_HINT.format(ref=self.layout.state_ref),
+            )
+        try:
+            return obj.peel(pygit2.Commit)
+        except (pygit2.GitError, ValueError):  # InvalidSpecError is a ValueError
+            raise BrokenRef(
+                commit,
+                f"{commit[:12]} is {_kind(obj)}, not a snapshot commit",
+                hint=_SNAPSHOT_HINT.format(ref=self.layout.state_ref),
+            ) from None
 
     def snapshot(self, commit: str) -> Snapshot:
-        obj = self.repo[commit].peel(pygit2.Commit)
+        obj = self._commit(commit)
         message = obj.message
         return Snapshot(
             commit=str(obj.id),
@@ -175,18 +239,56 @@ class Store:
         )
 
     def message(self, commit: str) -> str:
-        return str(self.repo[commit].peel(pygit2.Commit).message)
+        return str(self._commit(commit).message)
 
     def state_bytes(self, commit: str) -> bytes | None:
-        """STATE.md as stored in a snapshot, or None (a closing snapshot has none)."""
-        tree = self.repo[commit].peel(pygit2.Tree)
-        if STATE_FILE not in tree:
+        """STATE.md as stored in a snapshot, or None (a closing snapshot has none). A STATE.md
+        that is a directory, a link, a submodule or a missing blob is a BrokenRef."""
+        blob = self._state_entry(commit)
+        if blob is None:
             return None
-        return bytes(self.repo[tree[STATE_FILE].id].peel(pygit2.Blob).data)
+        found = self.repo.get(blob)
+        if not isinstance(found, pygit2.Blob):
+            what = "missing from this repository" if found is None else f"{_kind(found)}"
+            raise BrokenRef(
+                commit,
+                f"snapshot {commit[:12]} holds a STATE.md that is {what}",
+                hint=_SNAPSHOT_HINT.format(ref=self.layout.state_ref),
+            )
+        return bytes(found.data)
+
+    def state_text(self, commit: str) -> str | None:
+        """STATE.md of a snapshot as text; BrokenRef when it is not UTF-8."""
+        data = self.state_bytes(commit)
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise BrokenRef(
+                commit,
+                f"snapshot {commit[:12]} holds a STATE.md that is not UTF-8 text (line {line})",
+                hint=_SNAPSHOT_HINT.format(ref=self.layout.state_ref),
+            ) from None
 
     def state_blob(self, commit: str) -> str | None:
-        tree = self.repo[commit].peel(pygit2.Tree)
-        return str(tree[STATE_FILE].id) if STATE_FILE in tree else None
+        return self._state_entry(commit)
+
+    def _state_entry(self, commit: str) -> str | None:
+        """The id of STATE.md's blob in a snapshot's tree, None when there is none."""
+        tree = self._commit(commit).tree
+        if STATE_FILE not in tree:
+            return None
+        entry = tree[STATE_FILE]
+        if entry.filemode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
+            what = _MODES.get(entry.filemode, f"an entry of mode {entry.filemode:o}")
+            raise BrokenRef(
+                commit,
+                f"snapshot {commit[:12]} holds STATE.md as {what}, not a file",
+                hint=_SNAPSHOT_HINT.format(ref=self.layout.state_ref),
+            )
+        return str(entry.id)
 
     def walk(self, start: str | None, limit: int | None = None) -> Iterator[Snapshot]:
         """Newest first along first parents; reads only as many commits as asked for."""
@@ -213,7 +315,7 @@ class Store:
                 raise NotFound("no snapshot yet", hint="git agy-state save")
             current = tip
             for _ in range(steps):
-                parents = self.repo[current].peel(pygit2.Commit).parent_ids
+                parents = self._commit(current).parent_ids
                 if not parents:
                     raise NotFound(f"the chain has fewer than {steps + 1} snapshots")
                 current = str(parents[0])
@@ -223,8 +325,10 @@ class Store:
             return tagged
         for archived in (f"refs/agy/{rev}", f"refs/agy/archive/{rev}"):
             # `archive/<name>` or just `<name>` names an archived task's tip.
-            if rev and self.repo.references.get(archived) is not None:
-                return str(self.repo.references[archived].resolve().target)
+            if rev and self._reference(archived) is not None:
+                found = self.tip(archived)
+                assert found is not None
+                return found
         try:
             obj = self.repo.revparse_single(rev)
             commit = obj.peel(pygit2.Commit)
@@ -236,10 +340,17 @@ class Store:
         return str(commit.id)
 
     def _checkpoint(self, name: str) -> str | None:
-        ref = self.repo.references.get(f"refs/tags/{name}")
-        if ref is None:
+        ref = self._reference(f"refs/tags/{name}")
+        if ref is None or ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
             return None
-        obj = self.repo[ref.target]
+        obj = self.repo.get(ref.target)
+        if obj is None:
+            raise BrokenRef(
+                f"refs/tags/{name}",
+                f"checkpoint {name} points at {str(ref.target)[:12]}, which is missing from this "
+                "repository",
+                hint=f"drop the tag: git tag -d {name}",
+            )
         if not isinstance(obj, pygit2.Tag):
             return None
         state = parse_trailers("x\n\n" + obj.message.strip().split("\n\n")[-1]).get("Agy-State")
@@ -296,24 +407,35 @@ class Store:
             return False
 
     def tree_of(self, commit: str) -> str:
-        return str(self.repo[commit].peel(pygit2.Commit).tree_id)
+        return str(self._commit(commit).tree_id)
 
     def compare_and_swap(self, ref: str, expected: str | None, new: str, reason: str) -> bool:
-        """Move `ref` from `expected` (None: absent) to `new`; False when someone else moved it."""
+        """Move `ref` from `expected` (None: absent) to `new`; False when someone else moved it.
+
+        Any other failure is said as what it is, not retried as a race: a ref that is broken
+        (BrokenRef) or one the file system would not let us write (CannotWrite: read-only,
+        full, permission denied), with the ref left as it was."""
         self._ensure_reflog(ref)
         refs = self.repo.references
         try:
             if expected is None:
                 return self._create(ref, new, reason)
-            current = refs.get(ref)
+            current = self._reference(ref)
             if current is None or str(current.target) != expected:
                 return False
             # libgit2 checks under the ref's lock that it still holds the value we looked up.
             current.set_target(new, reason)
             return True
-        except (pygit2.GitError, OSError, pygit2.AlreadyExistsError):
-            self._clear_stale_ref_lock(ref)
-            return False
+        except (pygit2.GitError, OSError, pygit2.AlreadyExistsError) as exc:
+            if self._clear_stale_ref_lock(ref):
+                return False  # a lock someone held: retry
+            found = refs.get(ref)
+            if found is None or str(found.target) != expected:
+                return False  # it moved under us: the caller retries
+            raise CannotWrite(
+                f"cannot update {ref}: {_os_reason(exc)}",
+                hint=_WRITE_HINT.format(ref=ref),
+            ) from None
 
     def _create(self, ref: str, new: str, reason: str) -> bool:
         """Create `ref` only if it does not exist, atomically across processes and worktrees.
@@ -321,12 +443,19 @@ class Store:
         libgit2's create checks that the ref is absent before it takes the ref's lock, so two
         creators could both "win" and one would overwrite the other's first write (a lost
         note, a lost first snapshot). `git update-ref REF NEW ""` checks under the lock.
-        Creation happens once per ref, so the subprocess is paid rarely.
+        Creation happens once per ref, so the subprocess is paid rarely. A refusal while the
+        ref is still absent is not a race: CannotWrite with git's reason.
         """
         from gitstate.storage import gitcli
 
         proc = gitcli.run(self.layout, "update-ref", "-m", reason, ref, new, "")
-        return proc.returncode == 0
+        if proc.returncode == 0:
+            return True
+        if self._reference(ref) is not None or self._clear_stale_ref_lock(ref):
+            return False
+        said = (proc.stderr or "").strip().splitlines()
+        cause = said[-1].removeprefix("fatal: ").removeprefix("error: ") if said else "git failed"
+        raise CannotWrite(f"cannot create {ref}: {cause}", hint=_WRITE_HINT.format(ref=ref))
 
     def _ensure_reflog(self, ref: str) -> None:
         # libgit2 logs updates of refs outside refs/heads only when the log file already exists
@@ -336,8 +465,9 @@ class Store:
             log.parent.mkdir(parents=True, exist_ok=True)
             log.touch()
 
-    def _clear_stale_ref_lock(self, ref: str) -> None:
-        """Wait out a ref lock held by someone else; remove one left by a killed writer.
+    def _clear_stale_ref_lock(self, ref: str) -> bool:
+        """Wait out a ref lock held by someone else; remove one left by a killed writer. True
+        when there was a lock (the update may succeed now), False when there was none.
 
         Callers hold our work-tree lock, so no other git-agy-state writer of this chain is
         alive; a foreign git process holds a ref lock for milliseconds. A lock that outlives
@@ -345,14 +475,19 @@ class Store:
         """
         lock = self.layout.commondir / (ref + ".lock")
         delay = 0.005
+        seen = False
         while True:
             try:
                 age = time.time() - lock.stat().st_mtime
             except OSError:
-                return  # gone: retry the update
+                return seen  # gone: retry the update
+            seen = True
             if age > STALE_REF_LOCK_SECONDS:
-                lock.unlink(missing_ok=True)
-                return
+                try:
+                    lock.unlink(missing_ok=True)
+                except OSError:
+                    return False  # cannot be removed (a read-only file system): not a race
+                return True
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
 
@@ -371,6 +506,46 @@ def _config_str(config: pygit2.Config, key: str) -> str | None:
         return str(config[key])
     except (KeyError, pygit2.GitError):
         return None
+
+
+_SNAPSHOT_HINT = (
+    "git agy-state log lists the chain's snapshots; git update-ref {ref} <commit> puts a sound "
+    "one back as the tip (git agy-state doctor checks every agy ref)"
+)
+_MODES = {
+    pygit2.GIT_FILEMODE_TREE: "a directory",
+    pygit2.GIT_FILEMODE_LINK: "a symbolic link",
+    pygit2.GIT_FILEMODE_COMMIT: "a submodule (gitlink)",
+}
+
+
+_WRITE_HINT = "{ref} was left as it was; make room or make the repository writable, then try again"
+
+
+def _os_reason(exc: BaseException) -> str:
+    """`read-only file system`, `no space left on device`…: the OS's words, lower case."""
+    errno = getattr(exc, "errno", None)
+    if errno:
+        return os.strerror(errno).lower()
+    text = _first_line(exc) if isinstance(exc, Exception) else str(exc)
+    return text.rsplit(": ", 1)[-1].lower() if ": " in text else text
+
+
+def _kind(obj: object) -> str:
+    for cls, name in (
+        (pygit2.Blob, "a blob"),
+        (pygit2.Tree, "a tree"),
+        (pygit2.Tag, "a tag object"),
+        (pygit2.Commit, "a commit"),
+    ):
+        if isinstance(obj, cls):
+            return name
+    return "an object of an unknown type"
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _revision_hint(exc: Exception) -> str:

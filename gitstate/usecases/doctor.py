@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import shutil
 import time
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 import pygit2
 
+from gitstate.document.language import counted
 from gitstate.document.validate import check_bytes
+from gitstate.errors import AgyError, BrokenRef, InvalidDocument, from_os_error
 from gitstate.storage import gitcli, githooks, view
 from gitstate.storage.snapshots import STALE_REF_LOCK_SECONDS
-from gitstate.usecases import carry
+from gitstate.usecases import carry, history
 from gitstate.usecases.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitstate.storage.snapshots import Store
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 CHAIN_SAMPLE = 50  # snapshots read per chain: enough to catch damage, fast on long chains
@@ -34,14 +40,28 @@ class Check(NamedTuple):
 
 
 def doctor(ws: Workspace) -> list[Check]:
+    """Every check, each guarded: a damaged ref, view or file is reported, never an abort."""
     checks = [_git_command()]
-    checks += _chains(ws)
-    checks.append(_view(ws))
-    checks += _leftovers(ws)
-    checks.append(_hooks(ws))
-    checks.append(_remote(ws))
-    checks.append(_jobs(ws))
+    checks += _guarded("state chain", lambda: _chains(ws))
+    checks += _guarded("agy refs", lambda: _other_refs(ws))
+    checks += _guarded("STATE.md", lambda: [_view(ws)])
+    checks += _guarded("leftovers", lambda: _leftovers(ws))
+    checks += _guarded("git hooks", lambda: [_hooks(ws)])
+    checks += _guarded("remote", lambda: [_remote(ws)])
+    checks += _guarded("jobs", lambda: [_jobs(ws)])
     return checks
+
+
+def _guarded(name: str, run: Callable[[], list[Check]]) -> list[Check]:
+    try:
+        return run()
+    except AgyError as exc:
+        return [Check(name, FAIL, exc.message, exc.hint)]
+    except OSError as exc:
+        error = from_os_error(exc)
+        return [Check(name, FAIL, error.message, error.hint)]
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        return [Check(name, FAIL, f"cannot be checked: {exc}", "git fsck --full")]
 
 
 def _git_command() -> Check:
@@ -50,16 +70,42 @@ def _git_command() -> Check:
     return Check("git", OK, "git found; libgit2 " + pygit2.LIBGIT2_VERSION)
 
 
+CHAIN_PREFIXES = ("refs/agy/",)
+AGY_PREFIXES = ("refs/agy/", "refs/agy-remotes/", "refs/notes/agy", "refs/tags/checkpoint-")
+
+
+def agy_refs(ws: Workspace) -> list[str]:
+    """Every agy ref name, also those libgit2 will not list: a loose ref file that is not a ref
+    (garbage) is skipped by its iterator, so the ref folders are read too."""
+    names = {r for r in ws.store.repo.references if r.startswith(AGY_PREFIXES)}
+    common = ws.layout.commondir
+    for folder in ("refs/agy", "refs/agy-remotes", "refs/notes", "refs/tags"):
+        root = common / folder
+        if not root.is_dir():
+            continue
+        for path in root.rglob("*"):
+            name = path.relative_to(common).as_posix()
+            if path.is_file() and not name.endswith(".lock") and name.startswith(AGY_PREFIXES):
+                names.add(name)
+    return sorted(names)
+
+
+def _is_chain(ref: str) -> bool:
+    return ref == "refs/agy/state" or (ref.startswith("refs/agy/wt/") and ref.endswith("/state"))
+
+
 def _chains(ws: Workspace) -> list[Check]:
     store = ws.store
-    refs = [
-        r for r in store.repo.references if r == "refs/agy/state" or r.startswith("refs/agy/wt/")
-    ]
+    refs = [r for r in agy_refs(ws) if _is_chain(r)]
     if not refs:
         return [Check("state chain", OK, "no snapshot yet")]
     checks = []
-    for ref in sorted(refs):
+    for ref in refs:
         problems = []
+        hint = (
+            "git agy-state init starts the reflog; git agy-state check shows a snapshot's "
+            "problems (a sync merge over the size limits is kept, flagged Agy-Conflict)"
+        )
         count = 0
         try:
             for snap in store.walk(store.tip(ref), CHAIN_SAMPLE):
@@ -67,8 +113,14 @@ def _chains(ws: Workspace) -> list[Check]:
                 if "Agy-Format" not in snap.trailers:
                     problems.append(f"{snap.commit[:12]} has no Agy-Format trailer")
                 data = store.state_bytes(snap.commit)
-                if data is not None and not check_bytes(data).valid:
+                report = check_bytes(data) if data is not None else None
+                if report is not None and any(p.code == "not_text" for p in report.errors):
+                    problems.append(f"{snap.commit[:12]} holds a STATE.md that is not text")
+                elif report is not None and not report.valid:
                     problems.append(f"{snap.commit[:12]} holds an invalid STATE.md")
+        except BrokenRef as exc:
+            problems.insert(0, exc.message.removeprefix(f"{ref} "))
+            hint = exc.hint or hint
         except (KeyError, ValueError, pygit2.GitError) as exc:
             problems.append(f"cannot read the chain: {exc}")
         log = ws.layout.commondir / "logs" / ref
@@ -82,38 +134,99 @@ def _chains(ws: Workspace) -> list[Check]:
                     WARN if over_limit else FAIL,
                     "; ".join(problems[:3])
                     + (f" (+{len(problems) - 3})" if len(problems) > 3 else ""),
-                    "git agy-state init starts the reflog; git agy-state check shows a snapshot's "
-                    "problems (a sync merge over the size limits is kept, flagged Agy-Conflict)",
+                    hint,
                 )
             )
         else:
-            checks.append(Check(ref, OK, f"{count} newest snapshot(s) sound"))
+            checks.append(Check(ref, OK, f"{counted(count, 'newest snapshot')} sound"))
     return checks
+
+
+def _other_refs(ws: Workspace) -> list[Check]:
+    """Archives, job records, notes, teammates' copies and checkpoint tags: each must point at
+    a commit (a checkpoint: at a tag of one, or at one); a broken one is a failed check of its
+    own, the sound ones one line."""
+    store = ws.store
+    checks = []
+    sound = 0
+    for ref in agy_refs(ws):
+        if _is_chain(ref):
+            continue
+        try:
+            if ref.startswith("refs/tags/"):
+                _checkpoint_ref(store, ref)
+            else:
+                tip = store.tip(ref)
+                if tip is not None and ref.startswith("refs/agy/archive/"):
+                    store.state_text(tip)
+            sound += 1
+        except BrokenRef as exc:
+            checks.append(Check(ref, FAIL, exc.message.removeprefix(f"{ref} "), exc.hint))
+    if sound or not checks:
+        checks.insert(0, Check("agy refs", OK, f"{counted(sound, 'other agy ref')} sound"))
+    return checks
+
+
+def _checkpoint_ref(store: Store, ref: str) -> None:
+    found = store.repo.references.get(ref)
+    if found is None:
+        store.tip(ref)  # unreadable: BrokenRef
+        return
+    if found.type == pygit2.enums.ReferenceType.SYMBOLIC:
+        raise BrokenRef(
+            ref,
+            f"{ref} is a symbolic ref (to {found.target}), not a tag",
+            hint=f"drop it: git update-ref --no-deref -d {ref}",
+        )
+    obj = store.repo.get(found.target)
+    if obj is None:
+        raise BrokenRef(
+            ref,
+            f"{ref} points at {str(found.target)[:12]}, which is missing from this repository",
+            hint=f"drop the tag: git tag -d {ref.removeprefix('refs/tags/')}",
+        )
+    try:
+        obj.peel(pygit2.Commit)
+    except (pygit2.GitError, ValueError):
+        raise BrokenRef(
+            ref,
+            f"{ref} points at {obj.type_str} {str(obj.id)[:12]}, not a commit or a tag of one",
+            hint=f"drop the tag: git tag -d {ref.removeprefix('refs/tags/')}",
+        ) from None
 
 
 def _view(ws: Workspace) -> Check:
     if ws.layout.workdir is None:
         return Check("STATE.md", OK, "bare repository: no view")
-    data = ws.view_bytes()
-    tip = ws.store.tip()
+    try:
+        data = ws.view_bytes()
+    except InvalidDocument as exc:  # a FIFO, a symbolic link, a directory: never read
+        return Check("STATE.md", FAIL, exc.message, exc.hint)
+    try:
+        tip = ws.store.tip()
+        tip_state = bool(tip and ws.store.state_bytes(tip))
+    except BrokenRef:
+        tip, tip_state = None, False  # said under the chain's own check
+        broken = True
+    else:
+        broken = False
     state = ws.view_state(data, tip)
     if data is None:
         return Check(
             "STATE.md",
             OK,
-            "missing"
-            + (" (git agy-state checkout writes it)" if tip and ws.store.state_bytes(tip) else ""),
+            "missing" + (" (git agy-state checkout writes it)" if tip_state else ""),
         )
     report = ws.view_report(data)
     if not report.valid:
         return Check(
             "STATE.md",
             FAIL,
-            f"{state}, invalid ({len(report.errors)} problems)",
+            f"{state}, invalid ({counted(len(report.errors), 'problem')})",
             "git agy-state check",
         )
-    written = ws.recorded_snapshot()
-    if state == "clean" and written and written != tip:
+    written = history.view_origin(ws, data, tip)  # the answer status gives
+    if state == "clean" and written and written != tip and not broken:
         return Check(
             "STATE.md", WARN, "clean but written from an older snapshot", "git agy-state checkout"
         )
@@ -151,7 +264,7 @@ def _leftovers(ws: Workspace) -> list[Check]:
                 Check(
                     "agent hooks",
                     WARN,
-                    f"{recent} hook failure(s) in the last day (the agent was let through)",
+                    f"{counted(recent, 'hook failure')} in the last day (the agent was let through)",
                     f"see {log}",
                 )
             )
@@ -204,12 +317,8 @@ def _remote(ws: Workspace) -> Check:
     if not remotes:
         return Check("remote", OK, "no remote (sync not used)")
     if user is None:
-        return Check(
-            "remote",
-            WARN,
-            "no agy.user and no user.email: sync and pre-push cannot carry the state",
-            "git config user.email you@example.com",
-        )
+        why, hint = carry.no_name(ws)
+        return Check("remote", WARN, f"{why}: sync and pre-push cannot carry the state", hint)
     configured = gitcli.config(ws.layout, carry.AGY_REMOTE).get(carry.AGY_REMOTE, "").strip()
     team = carry.team_remote(ws)
     if configured and team is None:
@@ -254,7 +363,7 @@ def _jobs(ws: Workspace) -> Check:
     metas = control.list_jobs(ws.layout)
     interrupted = [m["id"] for m in metas if m.get("state") == "interrupted"]
     waiting = control.pending(ws.layout)
-    detail = f"{len(metas)} job(s); {len(waiting)} finished and not harvested"
+    detail = f"{counted(len(metas), 'job')}; {len(waiting)} finished and not harvested"
     if interrupted:
         return Check(
             "jobs",

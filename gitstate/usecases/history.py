@@ -7,15 +7,16 @@ state, never half of one.
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitstate.document.language import KEYS
+from gitstate.document.language import KEYS, user_language
 from gitstate.document.model import MAX_BYTES, Document, parse
 from gitstate.document.patch import section_key
 from gitstate.document.validate import Problem, Report, check_bytes, decode
-from gitstate.errors import Failure, InvalidDocument, NotFound
-from gitstate.storage import view
+from gitstate.errors import BrokenRef, Failure, InvalidDocument, NotFound
+from gitstate.storage import gitconfig, view
 from gitstate.storage.snapshots import Snapshot
 from gitstate.usecases.workspace import Workspace
 
@@ -37,9 +38,14 @@ def check(ws: Workspace | None, file: Path | None = None) -> Checked:
             raise NotFound(f"no such file: {file}") from None
         except OSError as exc:
             raise Failure(f"cannot read {file}: {exc.strerror}") from None
-        lang = ws.new_language() if ws else None
+        # Outside a repository: the global agy.language, else the locale.
+        lang = (
+            ws.new_language()
+            if ws
+            else user_language(gitconfig.get(None, "agy.language"), os.environ)
+        )
         size = file.stat().st_size
-        report = check_bytes(raw, lang, size) if lang else check_bytes(raw, size=size)
+        report = check_bytes(raw, lang, size)
         return Checked("file", str(file), report)
     assert ws is not None
     try:
@@ -53,17 +59,16 @@ def check(ws: Workspace | None, file: Path | None = None) -> Checked:
     tip = ws.store.tip()
     tip_bytes = ws.store.state_bytes(tip) if tip else None
     if tip_bytes is not None:
-        return Checked("tip", tip, check_bytes(tip_bytes))
-    return Checked("none", str(ws.layout.view_path), None)
+        return Checked("tip", tip, check_bytes(tip_bytes, ws.new_language()))
+    path = ws.layout.view_path  # None in a bare repository
+    return Checked("none", str(path) if path else None, None)
 
 
 def status(ws: Workspace) -> dict[str, object]:
     tip = ws.store.tip()
     data = ws.view_bytes()
     state = ws.view_state(data, tip)
-    written_from = ws.recorded_snapshot()
-    if data is not None and tip is not None and view.blob_id(data) == ws.store.state_blob(tip):
-        written_from = tip  # equal to the tip, whatever the record says
+    written_from = view_origin(ws, data, tip)
     valid = True
     errors = 0
     in_progress: str | None = None
@@ -101,6 +106,17 @@ def status(ws: Workspace) -> dict[str, object]:
     }
 
 
+def view_origin(ws: Workspace, data: bytes | None, tip: str | None) -> str | None:
+    """The snapshot the view was written from: the one answer `status` and `doctor` give.
+
+    The tip when the view holds the tip's STATE.md byte for byte, whatever the record says (a
+    phase change appends a snapshot of the same tree and leaves the view alone, so the record
+    still names the snapshot before); else the recorded snapshot."""
+    if data is not None and tip is not None and view.blob_id(data) == ws.store.state_blob(tip):
+        return tip
+    return ws.recorded_snapshot()
+
+
 def show(ws: Workspace, rev: str | None) -> tuple[str, bytes]:
     commit = ws.store.resolve(rev)
     data = ws.store.state_bytes(commit)
@@ -112,10 +128,23 @@ def show(ws: Workspace, rev: str | None) -> tuple[str, bytes]:
     return commit, data
 
 
-def section_lines(data: bytes, name: str) -> tuple[str, list[str]]:
+def section_lines(data: bytes, name: str, commit: str = "") -> tuple[str, list[str]]:
     key = section_key(name)
-    doc = parse(data.decode("utf-8"))
+    doc = parse(text(commit, data))
     return key, list(doc.section(key))
+
+
+def text(commit: str, data: bytes) -> str:
+    """A snapshot's STATE.md as text (`show` prints junk byte for byte, but cannot parse it)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise BrokenRef(
+            commit,
+            f"snapshot {commit[:12] or '?'} holds a STATE.md that is not UTF-8 text (line {line})",
+            hint="git agy-state show prints it byte for byte; git agy-state doctor names the chain",
+        ) from None
 
 
 def log(ws: Workspace, limit: int | None) -> list[Snapshot]:
@@ -166,12 +195,25 @@ def diff(ws: Workspace, a: str | None, b: str | None) -> Diff:
     left = ws.store.resolve(a)
     data = ws.view_bytes()
     if data is not None:
+        if len(data) > MAX_BYTES:  # read only up to just past the limit: never diff a part
+            raise InvalidDocument(
+                "STATE.md is over 1 MiB: diff compares documents within the limit",
+                ws.view_report(data).errors,
+                hint="git agy-state check",
+            )
         return _diff(left, ws.store.state_bytes(left), "view", data)
     tip = ws.store.resolve(None)
     return _diff(left, ws.store.state_bytes(left), tip, ws.store.state_bytes(tip))
 
 
 def _diff(a: str, before: bytes | None, b: str, after: bytes | None) -> Diff:
+    for name, data in ((a, before), (b, after)):
+        if data is not None and len(data) > MAX_BYTES:  # a snapshot no writer of ours makes
+            raise InvalidDocument(
+                f"snapshot {name[:12]} holds a STATE.md of {len(data)} bytes, over 1 MiB: "
+                "diff compares documents within the limit",
+                hint="git show REV:STATE.md prints it",
+            )
     return Diff(a, b, _changed_sections(before, after), unified(before, after, a[:12], b[:12]))
 
 

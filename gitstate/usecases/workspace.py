@@ -82,7 +82,8 @@ class Workspace:
     # ---- documents ------------------------------------------------------------------------
 
     def new_language(self) -> Language:
-        """agy.language, else the locale (DESIGN.md §2)."""
+        """The user's language: agy.language, else the locale (LC_ALL, LC_MESSAGES, LANG). New
+        documents are written in it, and messages about any document are (docs/format.md)."""
         configured = self.store.config_value("agy.language")
         if configured:
             try:
@@ -92,16 +93,17 @@ class Workspace:
                     f"agy.language is {configured!r}",
                     hint="set it to zh-TW, zh-CN or en: git config agy.language en",
                 ) from None
-        return lang_mod.from_locale(os.environ.get("LC_ALL") or os.environ.get("LANG"))
+        return lang_mod.user_language(None, os.environ)
 
     def snapshot_document(self, commit: str | None) -> Document | None:
-        """The document a snapshot holds; None for no snapshot or a closing one."""
+        """The document a snapshot holds; None for no snapshot or a closing one. A STATE.md
+        that is not text is a BrokenRef (storage/snapshots.py), never a decode error."""
         if commit is None:
             return None
-        data = self.store.state_bytes(commit)
-        if data is None:
+        text = self.store.state_text(commit)
+        if text is None:
             return None
-        return parse(data.decode("utf-8"))
+        return parse(text)
 
     def view_bytes(self) -> bytes | None:
         return view.read(self.layout)
