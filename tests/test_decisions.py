@@ -234,7 +234,7 @@ class TestDecide:
         repo.git("notes", "--ref", "agy/decisions", "append", "-m", "free text by hand")
         result = cli("decisions")
         assert result.exit_code == 0 and result.stdout.startswith(rid)
-        assert "skipped 1 line(s)" in result.stderr
+        assert "skipped 1 line of" in result.stderr
         # And a later decide still appends after them (git's blank separator line included).
         decide(cli, "--type", "Lib", "click")
         assert len(listed(cli)) == 2

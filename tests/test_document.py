@@ -497,7 +497,6 @@ class TestBytes:
             pytest.param(ZH_TW_SAMPLE.encode("big5", errors="replace"), 1, id="big5"),
             pytest.param(ZH_TW_SAMPLE.encode("utf-16"), 1, id="utf-16"),
             pytest.param(ZH_TW_SAMPLE.encode()[:-3] + "訊".encode()[:2] + b"\n", 26, id="cut-char"),
-            pytest.param(b"a\nb\n\x00\n" + ZH_TW_SAMPLE.encode(), 3, id="nul"),
             pytest.param(b"\xed\xa0\x80\n", 1, id="surrogate"),
         ],
     )

@@ -248,7 +248,7 @@ class TestStopGuard:
         repo.view.write_text(EN_SAMPLE.replace("- [ ] move", "- [>] move"))
         body = out(hook(repo, "stop-guard", payload=claude(repo, "Stop")))
         assert body["decision"] == "block"
-        assert body["reason"].startswith("STATE.md is invalid (1 problems)")
+        assert body["reason"].startswith("STATE.md is invalid (1 problem)")
         assert "line 21:" in body["reason"]
 
     def test_plain_cli_mode_exits_2_with_the_reason(self, repo: Repo, cli: Any) -> None:

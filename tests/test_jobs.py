@@ -157,7 +157,7 @@ class TestOutcomes:
         jobs_repo.git("config", "agy.timeoutGrace", "1s")
         job = submit(cli, "@fake sleep 30", "--timeout", "1s")["job_id"]
         [row] = finish(cli, job)
-        assert row["state"] == "error" and "timed out after 1s (2 attempt(s))" in row["summary"]
+        assert row["state"] == "error" and "timed out after 1s (2 attempts)" in row["summary"]
         assert len(agents.starts()) == 2
         for start in agents.starts():
             assert not lifecycle.group_alive(start["pid"])

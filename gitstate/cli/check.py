@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from gitstate.cli.output import emit_json, json_option, note, problem_lines, say, short
+from gitstate.document.language import counted
 from gitstate.errors import EXIT_FAILURE
 from gitstate.storage.layout import discover
 from gitstate.usecases import history
@@ -27,7 +28,8 @@ def check(file: Path | None, as_json: bool) -> None:
                 {"valid": True, "language": None, "errors": [], "warnings": [], "source": "none"}
             )
         else:
-            say(f"no STATE.md and no snapshot yet: nothing to check ({checked.path})")
+            bare = "a bare repository: no work tree, so no STATE.md"
+            say(f"no STATE.md and no snapshot yet: nothing to check ({checked.path or bare})")
         return
     if as_json:
         emit_json({**report.as_json(), "source": checked.source, "path": checked.path})
@@ -36,8 +38,7 @@ def check(file: Path | None, as_json: bool) -> None:
         if report.valid:
             say(f"STATE.md is valid ({report.language}): {where}")
         else:
-            count = len(report.errors)
-            say(f"STATE.md is invalid ({count} problem{'s' * (count != 1)}): {where}")
+            say(f"STATE.md is invalid ({counted(len(report.errors), 'problem')}): {where}")
             for line in problem_lines(report.errors):
                 say(line)
         for warning in problem_lines(report.warnings):

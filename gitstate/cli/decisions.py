@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gitstate.cli.output import emit_json, json_option, note, say, short
+from gitstate.document.language import counted
 from gitstate.usecases import decisions as decisions_uc
 from gitstate.usecases.workspace import Workspace
 
@@ -23,7 +24,8 @@ def decisions(show_all: bool, as_json: bool) -> None:
     rows = ledger.visible(show_all)
     if ledger.skipped:
         note(
-            f"note: skipped {ledger.skipped} line(s) of {decisions_uc.DECISIONS_REF} that are "
+            f"note: skipped {counted(ledger.skipped, 'line')} of {decisions_uc.DECISIONS_REF} "
+            f"that {'is' if ledger.skipped == 1 else 'are'} "
             "not records this version reads (malformed, or written by a newer git-agy-state)"
         )
     if as_json:

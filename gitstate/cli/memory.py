@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from gitstate.cli.output import emit_json, json_option, note, say, short
+from gitstate.document.language import counted
 from gitstate.errors import Failure, NotFound
 
 LAYER_HELP = "knowledge (MEMORY.md), identity (USER.md) or project (projects/NAME.md)."
@@ -251,7 +252,7 @@ def forget_cmd(
     verb = "would remove" if dry_run else "removed"
     for path, text in done.removed:
         first, *rest = text.split("\n")
-        more = f" (+{len(rest)} lines)" if rest else ""
+        more = f" (+{counted(len(rest), 'line')})" if rest else ""
         say(f"{verb} from {path}: {first}{more}")
     if done.written is not None and done.written.commit:
         say(f"committed {short(done.written.commit)}")
@@ -272,8 +273,8 @@ def compact_cmd(apply_ids: tuple[str, ...], apply_all: bool, as_json: bool) -> N
         emit_json(done.as_json())
         return
     if done.written is not None:
-        say(f"applied {len(done.applied)} candidate(s) ({short(done.written.commit)})")
-        say(f"MEMORY.md: {done.written.memory_lines} lines")
+        say(f"applied {counted(len(done.applied), 'candidate')} ({short(done.written.commit)})")
+        say(f"MEMORY.md: {counted(done.written.memory_lines, 'line')}")
         return
     if not done.candidates:
         say("nothing to compact")

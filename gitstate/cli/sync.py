@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gitstate.cli.output import emit_json, json_option, note, say
+from gitstate.document.language import counted
 from gitstate.errors import EXIT_FAILURE
 from gitstate.usecases.workspace import Workspace
 
@@ -66,7 +67,7 @@ def _report(result: Synced) -> None:
         say(f"received {ref}")
     for ref in result.clashes:
         note(f"warning: {ref} differs here and on {result.remote}; both left as they are")
-    say(f"pushed {len(result.pushed)} ref(s) to {result.remote} as {result.user}")
+    say(f"pushed {counted(len(result.pushed), 'ref')} to {result.remote} as {result.user}")
     if result.view == "kept":
         note(
             "warning: STATE.md has unsaved edits and was left alone; the merged state is the "

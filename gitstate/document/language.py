@@ -1,7 +1,9 @@
 """The three languages of STATE.md: headings, title line, suffix tokens and message texts.
 
 Pure data. zh-TW is antigravity-state's format character for character (full-width brackets and
-separators, two U+2500 in the title); its messages are the peer validator's own wording.
+separators, two U+2500 in the title); its messages are the peer validator's own wording. A
+document's language shapes its own structure (headings, title, tokens); messages are in the
+user's language (`user_language`), never a guess from a broken document (docs/format.md).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ _STAMP = r"([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2})"
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import NamedTuple
 
     class _Fields(NamedTuple):
@@ -63,52 +66,54 @@ class Language(_Fields):
 
 # Message codes shared by every language; the fields each one takes are fixed.
 _ZH_TW_MESSAGES = {
-    "title": "標題行須為「# 任務狀態 ── 最後更新 YYYY-MM-DD HH:mm」",
+    "title": "標題行須為「{title}」",
     "sections": "段落須恰為七段且順序固定：{expected}；實際：{actual}",
     "none": "（無）",
     "key_items": "「{name}」最多 5 項，實際 {count} 項",
     "lines": "「{name}」最多 5 行，實際 {count} 行",
     "done_item": "「{name}」每項須以「- [x] 」開頭：{line}",
-    "done_verify": "「{name}」項目缺「｜驗證：」：{line}",
+    "done_verify": "「{name}」項目缺「{token}」：{line}",
     "next_item": "「{name}」每項須以「- [ ] 」「- [>] 」或「- [!] 」開頭：{line}",
     "next_x": "「{name}」不得含 [x]，已完成項目請移到「{done}」：{line}",
-    "blocked_reason": "受阻項目缺「｜原因：」：{line}",
+    "blocked_reason": "受阻項目缺「{token}」：{line}",
     "in_progress": "「{name}」最多一個 [>] 進行中項目，實際 {count} 個",
     "marker_outside": "「{name}」含進度標記 [{marker}]，標記只用於「{next}」與「{done}」：{line}",
     "too_big": "STATE.md 超過 1 MiB（{size} 位元組），拒絕處理",
     "not_text": "STATE.md 不是 UTF-8 文字",
+    "nul": "STATE.md 含 NUL 位元組（二進位資料，不是文字）",
     "conflict": "「{name}」超出限制，請壓縮（同步合併的結果）",
 }
 
 _ZH_CN_MESSAGES = {
-    "title": "标题行须为「# 任务状态 ── 最后更新 YYYY-MM-DD HH:mm」",
+    "title": "标题行须为「{title}」",
     "sections": "段落须恰为七段且顺序固定：{expected}；实际：{actual}",
     "none": "（无）",
     "key_items": "「{name}」最多 5 项，实际 {count} 项",
     "lines": "「{name}」最多 5 行，实际 {count} 行",
     "done_item": "「{name}」每项须以「- [x] 」开头：{line}",
-    "done_verify": "「{name}」项目缺「｜验证：」：{line}",
+    "done_verify": "「{name}」项目缺「{token}」：{line}",
     "next_item": "「{name}」每项须以「- [ ] 」「- [>] 」或「- [!] 」开头：{line}",
     "next_x": "「{name}」不得含 [x]，已完成项目请移到「{done}」：{line}",
-    "blocked_reason": "受阻项目缺「｜原因：」：{line}",
+    "blocked_reason": "受阻项目缺「{token}」：{line}",
     "in_progress": "「{name}」最多一个 [>] 进行中项目，实际 {count} 个",
     "marker_outside": "「{name}」含进度标记 [{marker}]，标记只用于「{next}」与「{done}」：{line}",
     "too_big": "STATE.md 超过 1 MiB（{size} 字节），拒绝处理",
     "not_text": "STATE.md 不是 UTF-8 文本",
+    "nul": "STATE.md 含 NUL 字节（二进制数据，不是文本）",
     "conflict": "「{name}」超出限制，请压缩（同步合并的结果）",
 }
 
 _EN_MESSAGES = {
-    "title": 'the title line must be "# Task state — updated YYYY-MM-DD HH:mm"',
+    "title": 'the title line must be "{title}"',
     "sections": "there must be exactly seven sections in this order: {expected}; found: {actual}",
     "none": "(none)",
     "key_items": '"{name}" holds at most 5 items, found {count}',
     "lines": '"{name}" holds at most 5 lines, found {count}',
     "done_item": 'every line of "{name}" must start with "- [x] ": {line}',
-    "done_verify": 'a "{name}" item lacks " | verified: ": {line}',
+    "done_verify": 'a "{name}" item lacks "{token}": {line}',
     "next_item": 'every line of "{name}" must start with "- [ ] ", "- [>] " or "- [!] ": {line}',
     "next_x": '"{name}" must not hold [x]; move finished items to "{done}": {line}',
-    "blocked_reason": 'a blocked item lacks " | reason: ": {line}',
+    "blocked_reason": 'a blocked item lacks "{token}": {line}',
     "in_progress": '"{name}" holds at most one [>] item in progress, found {count}',
     "marker_outside": (
         '"{name}" holds the progress marker [{marker}]; markers belong in "{next}" and "{done}": '
@@ -116,6 +121,7 @@ _EN_MESSAGES = {
     ),
     "too_big": "STATE.md is over 1 MiB ({size} bytes); refusing to read it",
     "not_text": "STATE.md is not UTF-8 text",
+    "nul": "STATE.md holds a NUL byte: binary data, not text",
     "conflict": '"{name}" breaks its size limit after a sync merge; compress it',
 }
 
@@ -185,8 +191,22 @@ def by_code(code: str) -> Language:
     raise KeyError(code)
 
 
+# POSIX's order for the language of messages: the first of these that is set and not empty.
+LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
+
+
+def locale(environ: Mapping[str, str]) -> str | None:
+    """The locale messages follow (LC_ALL, else LC_MESSAGES, else LANG)."""
+    for name in LOCALE_VARIABLES:
+        value = environ.get(name)
+        if value:
+            return value
+    return None
+
+
 def from_locale(lang_env: str | None) -> Language:
-    """The default language for a new document from $LANG (DESIGN.md §2)."""
+    """The language of a locale such as `zh_TW.UTF-8` (DESIGN.md §2): zh-TW for zh_TW and
+    zh_HK, zh-CN for zh_CN and zh_SG, en for anything else (C, POSIX, en_US, de_DE…)."""
     value = (lang_env or "").lower()
     if value.startswith(("zh_tw", "zh_hk", "zh-tw", "zh-hk")):
         return ZH_TW
@@ -195,17 +215,39 @@ def from_locale(lang_env: str | None) -> Language:
     return EN
 
 
-def detect(title: str | None, headings: list[str]) -> Language:
-    """Guess a document's language from its title and `## ` headings.
+def user_language(configured: str | None, environ: Mapping[str, str]) -> Language:
+    """The user's language: `agy.language` when it names one, else the locale. New documents
+    are written in it and every message is (docs/format.md, "Language"). Callers that can
+    report a bad `agy.language` check it first (usecases/workspace.py); the agent hooks, which
+    must not fail, take the locale instead."""
+    if configured:
+        try:
+            return by_code(configured.strip())
+        except KeyError:
+            pass
+    return from_locale(locale(environ))
 
-    Each language scores one point per heading (and the title prefix) it owns; zh-TW wins ties
-    because it is the peer's format and zh-TW/zh-CN share several headings.
+
+def detect(title: str | None, headings: list[str], prefer: Language | None = None) -> Language:
+    """A document's language, from its title and `## ` headings.
+
+    Each language scores one point per heading it owns and two for the title prefix. A tie goes
+    to `prefer` (the user's language) when it is among the best, else to zh-TW, the peer's
+    format (zh-TW and zh-CN share several headings). A text with no heading or title of any
+    language ties everywhere, so it is read in the user's language: a broken document never
+    decides the language of the messages about it.
     """
-    best, best_score = ZH_TW, -1
+    scores = []
     for lang in (ZH_TW, ZH_CN, EN):
         score = sum(1 for h in headings if h in lang.headings)
         if title is not None and title.startswith(lang.title_prefix):
             score += 2
-        if score > best_score:
-            best, best_score = lang, score
-    return best
+        scores.append((score, lang))
+    best = max(score for score, _ in scores)
+    tied = [lang for score, lang in scores if score == best]
+    return prefer if prefer in tied else tied[0]
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 problem`, `2 problems`, `0 refs`: a count in English human output."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

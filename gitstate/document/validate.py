@@ -88,41 +88,45 @@ class Report(_ReportFields):
 
 
 def decode(
-    data: bytes, fallback: Language = lang_mod.EN, size: int | None = None
+    data: bytes, user: Language | None = None, size: int | None = None
 ) -> tuple[str | None, Report | None]:
-    """Bytes to text, or a one-error report for a file too big, binary or not UTF-8.
+    """Bytes to text, or a one-error report for a file too big, binary or not UTF-8, in the
+    user's language (English when no user is given: such bytes tell no language).
 
     `size` is the whole file's size when `data` was read only up to just past the limit.
     """
+    lang = user or lang_mod.EN
     if len(data) > MAX_BYTES:
         actual = max(size or 0, len(data))
-        problem = Problem(None, fallback.message("too_big", size=actual), "too_big")
-        return None, Report(fallback.code, (problem,))
+        problem = Problem(None, lang.message("too_big", size=actual), "too_big")
+        return None, Report(lang.code, (problem,))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         # Point at the line of the first bad byte, so the user can find it.
-        return None, _not_text(fallback, data.count(b"\n", 0, exc.start) + 1)
+        return None, _not_text(lang, data.count(b"\n", 0, exc.start) + 1, "not_text")
     if "\x00" in text:
-        return None, _not_text(fallback, text.count("\n", 0, text.index("\x00")) + 1)
+        return None, _not_text(lang, text.count("\n", 0, text.index("\x00")) + 1, "nul")
     return text, None
 
 
-def _not_text(lang: Language, line: int) -> Report:
-    return Report(lang.code, (Problem(line, lang.message("not_text"), "not_text"),))
+def _not_text(lang: Language, line: int, wording: str) -> Report:
+    return Report(lang.code, (Problem(line, lang.message(wording), "not_text"),))
 
 
-def check_bytes(data: bytes, fallback: Language = lang_mod.EN, size: int | None = None) -> Report:
-    text, refusal = decode(data, fallback, size)
+def check_bytes(data: bytes, user: Language | None = None, size: int | None = None) -> Report:
+    """check_text of the bytes, or decode's one-error refusal. `user`: the language of the
+    messages (docs/format.md, "Language"); without it, the document's own."""
+    text, refusal = decode(data, user, size)
     if refusal is not None:
         return refusal
     assert text is not None
-    return check_text(text)
+    return check_text(text, user)
 
 
-def check_text(text: str) -> Report:
-    report = check_outline(outline(text))
-    refused = _controls(lang_mod.by_code(report.language), text)
+def check_text(text: str, user: Language | None = None) -> Report:
+    report = check_outline(outline(text), user)
+    refused = _controls(user or lang_mod.by_code(report.language), text)
     if not refused:
         return report
     errors = sorted(report.errors + tuple(refused), key=lambda p: p.line or 0)
@@ -149,28 +153,36 @@ def _control_message(lang: Language, char: str) -> str:
     return f"此行含控制字元 {char}，請刪除（終端機跳脫、退格與雙向覆寫會讓文字顯示成別的內容）"
 
 
-def check_outline(out: Outline) -> Report:
-    lang = out.language
+def check_outline(out: Outline, user: Language | None = None) -> Report:
+    """Every rule, each problem once. The document's language (ties and a text of no language
+    go to `user`) sets what its headings, title and tokens must be; the messages are in `user`'s
+    language, or with no user given in the document's (docs/format.md, "Language")."""
+    lang = lang_mod.detect(
+        out.title.text if out.title else None, [s.name for s in out.sections], user
+    )
+    say = _Messages(user or lang, lang)
     errors: list[Problem] = []
     warnings: list[Problem] = []
 
     if out.bom:
-        errors.append(Problem(1, _bom_message(lang), "bom"))
+        errors.append(Problem(1, _bom_message(say.lang), "bom"))
     # The BOM is reported on its own (the peer would call it a bad title); a title that is
     # wrong as well is still reported, so one run lists everything. A missing title belongs on
     # line 1.
     if out.title is None or not lang.title_pattern.match(out.title.text):
-        errors.append(Problem(out.title.number if out.title else 1, lang.message("title"), "title"))
+        title = say("title", title=lang.title("YYYY-MM-DD HH:mm"))
+        errors.append(Problem(out.title.number if out.title else 1, title, "title"))
 
     names = [s.name for s in out.sections]
     if tuple(names) != lang.headings:
+        separator = say.lang.list_separator
         errors.append(
             Problem(
-                _first_misplaced(out),
-                lang.message(
+                _first_misplaced(out, lang),
+                say(
                     "sections",
-                    expected=lang.list_separator.join(lang.headings),
-                    actual=lang.list_separator.join(names) if names else lang.message("none"),
+                    expected=separator.join(lang.headings),
+                    actual=separator.join(names) if names else say("none"),
                 ),
                 "sections",
             )
@@ -182,14 +194,26 @@ def check_outline(out: Outline) -> Report:
         if section.name not in lang.headings:
             continue
         key = KEYS[lang.headings.index(section.name)]
-        errors.extend(_limits(lang, key, section))
+        errors.extend(_limits(say, key, section))
         if key == "done":
-            errors.extend(_done_rules(lang, section))
+            errors.extend(_done_rules(say, section))
         elif key == "next_steps":
-            errors.extend(_next_rules(lang, section))
+            errors.extend(_next_rules(say, section))
         else:
-            warnings.extend(_stray_markers(lang, key, section))
+            warnings.extend(_stray_markers(say, key, section))
     return Report(lang.code, tuple(errors), tuple(warnings))
+
+
+class _Messages:
+    """Messages in one language (`lang`) about a document in another (`doc`): a zh-TW sheet
+    checked for an English user reads `"已完成" holds at most 5 lines, found 6`."""
+
+    def __init__(self, lang: Language, doc: Language) -> None:
+        self.lang = lang
+        self.doc = doc
+
+    def __call__(self, code: str, **fields: object) -> str:
+        return self.lang.message(code, **fields)
 
 
 def _bom_message(lang: Language) -> str:
@@ -200,10 +224,10 @@ def _bom_message(lang: Language) -> str:
     return "STATE.md 以 BOM（位元組順序標記）開頭，請存為不含 BOM 的 UTF-8"
 
 
-def _first_misplaced(out: Outline) -> int:
+def _first_misplaced(out: Outline, lang: Language) -> int:
     """The heading where the section list goes wrong; for sections missing at the end, the
     last line of the document (the missing ones belong after it)."""
-    expected = out.language.headings
+    expected = lang.headings
     for i, section in enumerate(out.sections):
         if i >= len(expected) or section.name != expected[i]:
             return section.number
@@ -231,7 +255,7 @@ def key_items(section_lines: tuple[str, ...] | list[str]) -> list[int]:
     return starts
 
 
-def _limits(lang: Language, key: str, section: RawSection) -> list[Problem]:
+def _limits(say: _Messages, key: str, section: RawSection) -> list[Problem]:
     name = section.name
     if key == "key_data":
         starts = key_items([line.text for line in section.lines])
@@ -240,7 +264,7 @@ def _limits(lang: Language, key: str, section: RawSection) -> list[Problem]:
             return [
                 Problem(
                     line,
-                    lang.message("key_items", name=name, count=len(starts)),
+                    say("key_items", name=name, count=len(starts)),
                     "key_items",
                     key,
                     len(starts),
@@ -252,7 +276,7 @@ def _limits(lang: Language, key: str, section: RawSection) -> list[Problem]:
         return [
             Problem(
                 line,
-                lang.message("lines", name=name, count=len(section.lines)),
+                say("lines", name=name, count=len(section.lines)),
                 "lines",
                 key,
                 len(section.lines),
@@ -261,7 +285,7 @@ def _limits(lang: Language, key: str, section: RawSection) -> list[Problem]:
     return []
 
 
-def _done_rules(lang: Language, section: RawSection) -> list[Problem]:
+def _done_rules(say: _Messages, section: RawSection) -> list[Problem]:
     problems = []
     for line in section.lines:
         item = parse_item(line.text)
@@ -269,16 +293,16 @@ def _done_rules(lang: Language, section: RawSection) -> list[Problem]:
             problems.append(
                 Problem(
                     line.number,
-                    lang.message("done_item", name=section.name, line=line.text.strip()),
+                    say("done_item", name=section.name, line=line.text.strip()),
                     "done_item",
                     "done",
                 )
             )
-        elif lang.verify not in line.text:
+        elif say.doc.verify not in line.text:
             problems.append(
                 Problem(
                     line.number,
-                    lang.message("done_verify", name=section.name, line=line.text),
+                    say("done_verify", name=section.name, token=say.doc.verify, line=line.text),
                     "done_verify",
                     "done",
                 )
@@ -286,17 +310,17 @@ def _done_rules(lang: Language, section: RawSection) -> list[Problem]:
     return problems
 
 
-def _next_rules(lang: Language, section: RawSection) -> list[Problem]:
+def _next_rules(say: _Messages, section: RawSection) -> list[Problem]:
     problems = []
     in_progress: list[int] = []
-    done_name = lang.heading("done")
+    done_name = say.doc.heading("done")
     for line in section.lines:
         item = parse_item(line.text)
         if item is None:
             problems.append(
                 Problem(
                     line.number,
-                    lang.message("next_item", name=section.name, line=line.text),
+                    say("next_item", name=section.name, line=line.text),
                     "next_item",
                     "next_steps",
                 )
@@ -305,16 +329,16 @@ def _next_rules(lang: Language, section: RawSection) -> list[Problem]:
             problems.append(
                 Problem(
                     line.number,
-                    lang.message("next_x", name=section.name, done=done_name, line=line.text),
+                    say("next_x", name=section.name, done=done_name, line=line.text),
                     "next_x",
                     "next_steps",
                 )
             )
-        elif item.marker == "!" and lang.reason not in line.text:
+        elif item.marker == "!" and say.doc.reason not in line.text:
             problems.append(
                 Problem(
                     line.number,
-                    lang.message("blocked_reason", line=line.text),
+                    say("blocked_reason", token=say.doc.reason, line=line.text),
                     "blocked_reason",
                     "next_steps",
                 )
@@ -325,7 +349,7 @@ def _next_rules(lang: Language, section: RawSection) -> list[Problem]:
         problems.append(
             Problem(
                 in_progress[1],
-                lang.message("in_progress", name=section.name, count=len(in_progress)),
+                say("in_progress", name=section.name, count=len(in_progress)),
                 "in_progress",
                 "next_steps",
             )
@@ -333,7 +357,7 @@ def _next_rules(lang: Language, section: RawSection) -> list[Problem]:
     return problems
 
 
-def _stray_markers(lang: Language, key: str, section: RawSection) -> list[Problem]:
+def _stray_markers(say: _Messages, key: str, section: RawSection) -> list[Problem]:
     warnings = []
     for line in section.lines:
         item = parse_item(line.text)
@@ -341,12 +365,12 @@ def _stray_markers(lang: Language, key: str, section: RawSection) -> list[Proble
             warnings.append(
                 Problem(
                     line.number,
-                    lang.message(
+                    say(
                         "marker_outside",
                         name=section.name,
                         marker=item.marker,
-                        next=lang.heading("next_steps"),
-                        done=lang.heading("done"),
+                        next=say.doc.heading("next_steps"),
+                        done=say.doc.heading("done"),
                         line=line.text.strip(),
                     ),
                     "marker_outside",

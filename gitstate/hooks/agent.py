@@ -51,7 +51,7 @@ STEP_MESSAGES = {
 }
 
 INVALID_MESSAGES = {
-    "en": "STATE.md is invalid ({count} problems); fix it before stopping (git agy-state check):",
+    "en": "STATE.md is invalid ({problems}); fix it before stopping (git agy-state check):",
     "zh-TW": "STATE.md 驗證失敗（{count} 項）；結束前請修正（git agy-state check）：",
     "zh-CN": "STATE.md 验证失败（{count} 项）；结束前请修正（git agy-state check）：",
 }
@@ -429,12 +429,18 @@ def _stop_guard(hook: Hook, layout: Layout) -> int:
 
 def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
     """Why the agent may not stop yet, judging STATE.md; saves a valid view with unsaved edits."""
+    from gitstate.document.language import counted, user_language
     from gitstate.document.model import parse, parse_item
     from gitstate.document.validate import check_bytes
 
-    report = check_bytes(data)
+    # In the user's language, whatever the sheet's (docs/format.md, "Language").
+    user = user_language(gitconfig.get(layout, "agy.language"), os.environ)
+    report = check_bytes(data, user)
     if not report.valid:
-        lines = [INVALID_MESSAGES[report.language].format(count=len(report.errors))]
+        count = len(report.errors)
+        lines = [
+            INVALID_MESSAGES[user.code].format(count=count, problems=counted(count, "problem"))
+        ]
         for problem in report.errors[:MAX_LISTED]:
             where = f"line {problem.line}: " if problem.line else ""
             lines.append(f"- {where}{problem.message}")
@@ -449,7 +455,7 @@ def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
         item = parse_item(line)
         if item is not None and item.marker == ">":
             step = item.text.strip()
-            return STEP_MESSAGES[doc.language].format(step=step, n=number)
+            return STEP_MESSAGES[user.code].format(step=step, n=number)
     return None
 
 

@@ -8,6 +8,7 @@ never pays pygit2's start-up; writing stays with pygit2 (gitstate.storage.snapsh
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -109,9 +110,47 @@ def refuse_option_like(value: str, what: str = "remote") -> str:
     return value
 
 
-def last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "(no output)"
+# Lines git prints after the real error, saying nothing about it.
+_GENERIC = (
+    "fatal: Could not read from remote repository.",
+    "fatal: the remote end hung up unexpectedly",
+    "error: failed to push some refs to ",
+)
+_ASIDES = ("hint:", "warning:")
+_PREFIX_RE = re.compile(r"^(fatal|error): ")
+_TAGGED_RE = re.compile(r"^[A-Za-z][\w -]*: ")  # `hint: …`, `ssh: …`, `remote: …`
+
+
+def error_line(text: str) -> str:
+    """The line of git's stderr that says what went wrong, for `error: git … failed: <it>`.
+
+    The first `fatal:`/`error:` line that is not one of git's generic follow-ups (`Could not
+    read from remote repository.`), with its `fatal: ` dropped and the lines git wrapped it onto
+    joined; else the first line from another program (`ssh: Could not resolve hostname …`);
+    else the last paragraph. For a missing repository that gives "'..' does not appear to be a
+    git repository", not the last line's "and the repository exists."."""
+    lines = [line.rstrip() for line in text.splitlines() if not line.startswith(_ASIDES)]
+    tests = (
+        lambda line: bool(_PREFIX_RE.match(line)) and not line.startswith(_GENERIC),
+        lambda line: line.startswith(" ! "),  # a ref push refused: ` ! [rejected] … (why)`
+        lambda line: bool(_TAGGED_RE.match(line)) and not line.startswith("remote:"),
+        lambda line: bool(_PREFIX_RE.match(line)),
+    )
+    chosen = next((i for test in tests for i, line in enumerate(lines) if test(line)), None)
+    if chosen is None:
+        filled = [i for i, line in enumerate(lines) if line.strip()]
+        if not filled:
+            return "(no output)"
+        chosen = filled[-1]
+        while chosen > 0 and lines[chosen - 1].strip() and not _TAGGED_RE.match(lines[chosen]):
+            chosen -= 1
+    parts = [_PREFIX_RE.sub("", lines[chosen].strip(), count=1)]
+    for line in lines[chosen + 1 : chosen + 4]:
+        # A wrapped line goes on in lower case; a new message starts with its own tag.
+        if not line.strip() or _TAGGED_RE.match(line) or not line.lstrip()[:1].islower():
+            break
+        parts.append(line.strip())
+    return " ".join(parts)
 
 
 def refs(layout: Layout, *patterns: str) -> dict[str, str]:
@@ -119,7 +158,7 @@ def refs(layout: Layout, *patterns: str) -> dict[str, str]:
     to a slash, or a glob). Tags map to the tag object, not the commit."""
     proc = run(layout, "for-each-ref", "--format=%(objectname) %(refname)", "--", *patterns)
     if proc.returncode != 0:
-        raise Failure(f"git for-each-ref failed: {last_line(proc.stderr)}")
+        raise Failure(f"git for-each-ref failed: {error_line(proc.stderr)}")
     found = {}
     for line in proc.stdout.splitlines():
         oid, _, name = line.partition(" ")
@@ -131,7 +170,7 @@ def refs(layout: Layout, *patterns: str) -> dict[str, str]:
 def is_ancestor(layout: Layout, ancestor: str, descendant: str) -> bool:
     proc = run(layout, "merge-base", "--is-ancestor", "--", ancestor, descendant)
     if proc.returncode not in (0, 1):
-        raise Failure(f"git merge-base failed: {last_line(proc.stderr)}")
+        raise Failure(f"git merge-base failed: {error_line(proc.stderr)}")
     return proc.returncode == 0
 
 

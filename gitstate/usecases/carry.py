@@ -60,6 +60,21 @@ def agy_user(ws: Workspace) -> str | None:
     return user_slug(email) if email else None
 
 
+def no_name(ws: Workspace) -> tuple[str, str]:
+    """Why agy_user gave no name, and what to do: (message, hint). A set agy.user that gives no
+    name is refused, never passed over for user.email (the chain would travel under a name the
+    user did not choose)."""
+    values = gitcli.config(ws.layout, "agy.user", "user.email")
+    hint = "git config agy.user NAME (letters, digits, '.', '_', '-'; docs/sync.md)"
+    for key in ("agy.user", "user.email"):
+        given = values.get(key)
+        if given:
+            return f"{key} {given!r} gives no usable name (dots and spaces alone make none)", hint
+    return "neither agy.user nor user.email is set", (
+        "git config user.email you@example.com (or git config agy.user NAME)"
+    )
+
+
 def own_emails(ws: Workspace) -> frozenset[str]:
     """The addresses this person writes commits and tags as, lower-cased: `user.email`, and
     GIT_COMMITTER_EMAIL when set (git, and our own writer, put it first). A ref committed or
@@ -186,7 +201,7 @@ def ls_remote(ws: Workspace, remote: str, timeout: float | None = None) -> dict[
     except subprocess.TimeoutExpired:
         raise Failure(f"git ls-remote {remote} took longer than {timeout:.0f}s") from None
     if proc.returncode != 0:
-        raise Failure(f"git ls-remote {remote} failed: {gitcli.last_line(proc.stderr)}")
+        raise Failure(f"git ls-remote {remote} failed: {gitcli.error_line(proc.stderr)}")
     found = {}
     for line in proc.stdout.splitlines():
         oid, _, name = line.partition("\t")
@@ -217,7 +232,7 @@ def _each_ref(ws: Workspace, fields: str, *patterns: str) -> list[list[str]]:
     sep = "%00"
     proc = gitcli.run(ws.layout, "for-each-ref", "--format=" + sep.join(fields.split()), *patterns)
     if proc.returncode != 0:
-        raise Failure(f"git for-each-ref failed: {gitcli.last_line(proc.stderr)}")
+        raise Failure(f"git for-each-ref failed: {gitcli.error_line(proc.stderr)}")
     return [line.split("\0") for line in proc.stdout.splitlines() if line]
 
 
@@ -228,7 +243,7 @@ def _reachable(ws: Workspace, commits: set[str], tips: Iterable[str]) -> set[str
     text = "".join(f"{c}\n" for c in sorted(commits)) + "".join(f"^{t}\n" for t in set(tips))
     proc = gitcli.run(ws.layout, "rev-list", "--ignore-missing", "--stdin", input=text)
     if proc.returncode != 0:
-        raise Failure(f"git rev-list failed: {gitcli.last_line(proc.stderr)}")
+        raise Failure(f"git rev-list failed: {gitcli.error_line(proc.stderr)}")
     return commits - set(proc.stdout.split())
 
 

@@ -16,6 +16,7 @@ import pygit2
 from gitstate.document import compaction
 from gitstate.document import memory_files as files
 from gitstate.document.compaction import Candidate, History
+from gitstate.document.language import counted
 from gitstate.document.sessions import belongs_to, parse_log
 from gitstate.errors import NotFound, UsageError
 from gitstate.storage.brain import Brain
@@ -153,7 +154,7 @@ def compact(
     # The lines only move within the brain (or leave it): nothing new to scan.
     written = brain_uc.write(
         change,
-        f"memory compact: {len(wanted) or 'all'} candidate(s)",
+        f"memory compact: {counted(len(wanted), 'candidate') if wanted else 'all candidates'}",
         None,
         allow_secret=True,
         brain=brain,

@@ -104,7 +104,7 @@ def fetch(brain: Brain, remote: str, name: str) -> str:
     proc = _git(brain, "fetch", "--quiet", "--no-tags", "--", remote, spec)
     if proc.returncode != 0:
         shown = remote_url.public(remote)
-        raise Failure(f"git fetch {shown} failed: {gitcli.last_line(proc.stderr)}")
+        raise Failure(f"git fetch {shown} failed: {gitcli.error_line(proc.stderr)}")
     return target
 
 
@@ -166,7 +166,7 @@ def push(brain: Brain, remote: str) -> tuple[bool, bool]:
         return flag != "=", False
     if proc.returncode != 0:
         shown = remote_url.public(remote)
-        raise Failure(f"git push {shown} failed: {gitcli.last_line(proc.stderr)}")
+        raise Failure(f"git push {shown} failed: {gitcli.error_line(proc.stderr)}")
     return False, False
 
 

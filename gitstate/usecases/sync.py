@@ -100,7 +100,7 @@ def fetch(ws: Workspace, remote: str, name: str) -> None:
     )
     if proc.returncode != 0:
         shown = remote_url.public(remote)
-        why = gitcli.last_line(proc.stderr).replace(remote, shown)
+        why = gitcli.error_line(proc.stderr).replace(remote, shown)
         raise Failure(f"git fetch {shown} failed: {why}")
 
 
@@ -221,7 +221,9 @@ def merge_notes(ws: Workspace, name: str, listing: dict[str, str], skipped: dict
                 remote_ref,
             )
             if proc.returncode != 0:
-                raise Failure(f"merging the decision notes failed: {gitcli.last_line(proc.stderr)}")
+                raise Failure(
+                    f"merging the decision notes failed: {gitcli.error_line(proc.stderr)}"
+                )
             result = "merged"
     if result != "up-to-date":
         from gitstate.usecases.decisions import refresh_pitfalls
@@ -373,7 +375,7 @@ def push(
         result.retry or result.refused or result.clashes or result.lost
     ):
         shown = remote_url.public(remote)
-        why = gitcli.last_line(proc.stderr).replace(remote, shown)
+        why = gitcli.error_line(proc.stderr).replace(remote, shown)
         raise Failure(f"git push {shown} failed: {why}")
     return result
 
@@ -424,10 +426,8 @@ def sync(
 ) -> Synced:
     user = carry.agy_user(ws)
     if user is None:
-        raise Failure(
-            "sync needs your name for the remote: neither agy.user nor user.email is set",
-            hint="git config user.email you@example.com (or git config agy.user NAME)",
-        )
+        why, hint = carry.no_name(ws)
+        raise Failure(f"sync needs your name for the remote: {why}", hint=hint)
     remote, name = choose_remote(ws, remote_arg)
     # `remote` (maybe with user:TOKEN@) goes to git alone; everything written or said uses this.
     shown = remote_url.public(remote)

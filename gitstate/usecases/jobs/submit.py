@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import pygit2
 
+from gitstate.document.language import counted
 from gitstate.errors import AgentMissing, Failure, NotFinished, UsageError
 from gitstate.storage import jobfiles, launcher
 from gitstate.storage.jobfiles import JobFiles
@@ -293,7 +294,8 @@ def _dirty_warning(layout: Layout, base: str) -> tuple[str, ...]:
     if not dirty:
         return ()
     return (
-        f"{len(dirty)} tracked file(s) have uncommitted changes; the job starts from HEAD "
+        f"{counted(len(dirty), 'tracked file')} {'has' if len(dirty) == 1 else 'have'} "
+        "uncommitted changes; the job starts from HEAD "
         f"({base[:12]}) without them",
     )
 

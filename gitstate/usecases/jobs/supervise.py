@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gitstate.document.language import counted
 from gitstate.errors import AgyError
 from gitstate.storage import doorbell, jobfiles
 from gitstate.storage.jobfiles import JobFiles
@@ -273,7 +274,7 @@ def _verdict(last: Attempt | None, attempts: int, timeout: str) -> tuple[str, st
     if last.start_error:
         return "error", last.start_error
     if last.timed_out:
-        return "error", f"timed out after {timeout} ({attempts} attempt(s))"
+        return "error", f"timed out after {timeout} ({counted(attempts, 'attempt')})"
     outcome = last.outcome
     if outcome is None:
         return "error", f"no result event from the agent (exit code {last.exit_code})"
