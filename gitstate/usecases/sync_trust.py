@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
+from gitstate.document.language import counted
 from gitstate.document.model import MAX_BYTES, parse
 from gitstate.errors import AgyError, Failure
 from gitstate.storage import gitcli, received, signing
+from gitstate.storage.received import NewCommit
 from gitstate.usecases import carry
 from gitstate.usecases.workspace import Workspace
 
@@ -33,14 +35,24 @@ class Trust(NamedTuple):
     accept_foreign: bool  # `sync --from <yourself>`: take what others wrote onto your chain
     require_signed: bool  # agy.requireSigned
     keys: frozenset[str]  # fingerprints of user.signingkey (with require_signed)
+    # An address whose slug is the name counts as yours only when agy.user is unset or already
+    # a plain name (as init and remote setup write it): an agy.user such as `a b`, whose name
+    # `a-b` is made by replacing characters, claims no one's address (docs/sync.md, "Your name
+    # on the remote").
+    by_slug: bool = True
 
     def mine(self, email: str) -> bool:
-        return email.strip().lower() in self.emails or carry.user_slug(email) == self.user
+        if email.strip().lower() in self.emails:
+            return True
+        return self.by_slug and carry.user_slug(email) == self.user
 
 
 def trust_of(ws: Workspace, user: str, accept_foreign: bool) -> Trust:
     # Lower-case keys: `git config --get-regexp` matches the canonical (lower-cased) names.
-    values = gitcli.config(ws.layout, "user.email", "user.name", "agy.requiresigned", *signing.KEYS)
+    values = gitcli.config(
+        ws.layout, "user.email", "user.name", "agy.user", "agy.requiresigned", *signing.KEYS
+    )
+    given = values.get("agy.user", "").strip()
     emails = {values.get("user.email", "")}
     # Snapshots are written with git's identity rules (GIT_AUTHOR_EMAIL… first), so the
     # identity this sync's own commits carry is the user's too.
@@ -64,6 +76,7 @@ def trust_of(ws: Workspace, user: str, accept_foreign: bool) -> Trust:
         accept_foreign,
         require,
         frozenset(keys),
+        not given or carry.user_slug(given) == given.lower(),
     )
 
 
@@ -93,6 +106,19 @@ def snapshot_problem(ws: Workspace, oid: str) -> str | None:
     return None
 
 
+def _taken(
+    ws: Workspace, local: str | None, remote: str, trust: Trust, commits: list[NewCommit]
+) -> bool:
+    """Whether the remote chain under this person's name is someone else's altogether: not one
+    new snapshot is theirs, and it shares no history with their chain (a teammate who wrote
+    onto your chain built on it, and is reported as such instead)."""
+    if any(trust.mine(c.author) or trust.mine(c.committer) for c in commits):
+        return False
+    if local is None:
+        return True
+    return gitcli.run(ws.layout, "merge-base", "--", local, remote).returncode == 1
+
+
 def chain_problem(ws: Workspace, local: str | None, remote: str, trust: Trust | None) -> str | None:
     """Why sync may not adopt, fast-forward or merge `remote` into `local`; `trust` for this
     person's own chains (None: a teammate's chain asked for with --from)."""
@@ -112,6 +138,13 @@ def chain_problem(ws: Workspace, local: str | None, remote: str, trust: Trust | 
     # Along first parents: a merge commit of yours vouches for what it merged (your other
     # machine's `sync --from`); every other new snapshot must be yours.
     foreign = sorted({e for c in commits for e in (c.author, c.committer) if not trust.mine(e)})
+    if foreign and _taken(ws, local, remote, trust, commits):
+        # Two values of agy.user or user.email can give one name: the second is refused.
+        return (
+            f"the name {trust.user} is taken on the remote: its snapshots are by "
+            f"{', '.join(foreign[:3])}, none by you, and share no history with yours (choose "
+            f"another name: git config agy.user NAME; if that is you: sync --from {trust.user})"
+        )
     if foreign:
         return (
             f"it has snapshots written by {', '.join(foreign[:3])}, not by you "
@@ -121,13 +154,14 @@ def chain_problem(ws: Workspace, local: str | None, remote: str, trust: Trust | 
         unsigned = [c for c in commits if c.signature not in GOOD_SIGNATURES]
         if unsigned:
             return (
-                f"agy.requireSigned: {len(unsigned)} new snapshot(s) without a good signature "
+                f"agy.requireSigned: {counted(len(unsigned), 'new snapshot')} without a good "
+                "signature "
                 f"(first {unsigned[0].oid[:12]})"
             )
         others = [c for c in commits if c.key.upper() not in {k.upper() for k in trust.keys}]
         if others:
             return (
-                f"agy.requireSigned: {len(others)} new snapshot(s) signed by another key "
+                f"agy.requireSigned: {counted(len(others), 'new snapshot')} signed by another key "
                 f"({others[0].key or 'unknown'}, not yours)"
             )
     return None
