@@ -162,7 +162,7 @@ class Store:
         chain's tip (unreadable, symbolic, at a missing object or at anything but a commit) is
         a BrokenRef naming it, with the repair (docs/exit-codes.md)."""
         name = ref or self.layout.state_ref
-        found = self._reference(name)
+        found = self.reference(name)
         if found is None:
             return None
         if found.type == pygit2.enums.ReferenceType.SYMBOLIC:
@@ -173,14 +173,14 @@ class Store:
             )
         return self._commit_at(name, str(found.target))
 
-    def _reference(self, name: str) -> pygit2.Reference | None:
+    def reference(self, name: str) -> pygit2.Reference | None:
         try:
             return self.repo.references.get(name)
         except (pygit2.GitError, ValueError) as exc:
             path = self.layout.commondir / name
             raise BrokenRef(
                 name,
-                f"{name} is not a readable ref ({_first_line(exc)})",
+                f"{name} is not a readable ref: {_ref_reason(name, exc)}",
                 hint=f"remove the file {path}, then put a good commit back: git update-ref "
                 f"{name} <commit> (earlier tips: {self.layout.commondir / 'logs' / name})",
             ) from None
@@ -325,7 +325,7 @@ class Store:
             return tagged
         for archived in (f"refs/agy/{rev}", f"refs/agy/archive/{rev}"):
             # `archive/<name>` or just `<name>` names an archived task's tip.
-            if rev and self._reference(archived) is not None:
+            if rev and self.reference(archived) is not None:
                 found = self.tip(archived)
                 assert found is not None
                 return found
@@ -340,7 +340,7 @@ class Store:
         return str(commit.id)
 
     def _checkpoint(self, name: str) -> str | None:
-        ref = self._reference(f"refs/tags/{name}")
+        ref = self.reference(f"refs/tags/{name}")
         if ref is None or ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
             return None
         obj = self.repo.get(ref.target)
@@ -420,7 +420,7 @@ class Store:
         try:
             if expected is None:
                 return self._create(ref, new, reason)
-            current = self._reference(ref)
+            current = self.reference(ref)
             if current is None or str(current.target) != expected:
                 return False
             # libgit2 checks under the ref's lock that it still holds the value we looked up.
@@ -451,7 +451,7 @@ class Store:
         proc = gitcli.run(self.layout, "update-ref", "-m", reason, ref, new, "")
         if proc.returncode == 0:
             return True
-        if self._reference(ref) is not None or self._clear_stale_ref_lock(ref):
+        if self.reference(ref) is not None or self._clear_stale_ref_lock(ref):
             return False
         said = (proc.stderr or "").strip().splitlines()
         cause = said[-1].removeprefix("fatal: ").removeprefix("error: ") if said else "git failed"
@@ -541,6 +541,12 @@ def _kind(obj: object) -> str:
         if isinstance(obj, cls):
             return name
     return "an object of an unknown type"
+
+
+def _ref_reason(name: str, exc: Exception) -> str:
+    """libgit2's `NAME: corrupted loose reference file: NAME` as `corrupted loose reference file`."""
+    text = _first_line(exc).removeprefix(f"{name}: ").removesuffix(f": {name}")
+    return text or "unreadable"
 
 
 def _first_line(exc: Exception) -> str:

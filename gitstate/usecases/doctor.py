@@ -168,9 +168,8 @@ def _other_refs(ws: Workspace) -> list[Check]:
 
 
 def _checkpoint_ref(store: Store, ref: str) -> None:
-    found = store.repo.references.get(ref)
+    found = store.reference(ref)  # unreadable: BrokenRef
     if found is None:
-        store.tip(ref)  # unreadable: BrokenRef
         return
     if found.type == pygit2.enums.ReferenceType.SYMBOLIC:
         raise BrokenRef(
