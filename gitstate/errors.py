@@ -122,6 +122,17 @@ _REASONS = {
 }
 
 
+def os_failure(exc: BaseException) -> CannotWrite | None:
+    """An OSError, or a libgit2 error whose text ends in the OS's words (`failed to write out
+    file: No space left on device`), as the one line; None for anything else."""
+    if isinstance(exc, OSError):
+        return from_os_error(exc)
+    text = str(exc).strip()
+    if text and text.splitlines()[0].rsplit(": ", 1)[-1].lower() in _REASONS:
+        return from_os_error(OSError(text.splitlines()[0]))
+    return None
+
+
 def from_os_error(exc: OSError) -> CannotWrite:
     """The one line for a file-system failure (docs/exit-codes.md): `cannot write PATH:
     read-only file system`, `cannot access PATH: permission denied`, with what to do. libgit2's

@@ -16,7 +16,7 @@ import click
 
 from gitstate import __version__
 from gitstate.cli.output import report_error
-from gitstate.errors import EXIT_FAILURE, EXIT_USAGE, AgyError, UsageError, from_os_error
+from gitstate.errors import EXIT_FAILURE, EXIT_USAGE, AgyError, UsageError, os_failure
 
 # One module per command, named after it (`gitstate/cli/<name>.py` holds the click command
 # `<name>`), loaded on first use so that running one command imports only what it needs (a save
@@ -87,16 +87,15 @@ class AgyGroup(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             code = EXIT_FAILURE
-        except OSError as exc:
-            # Read-only, full, not permitted: the file system's words, one line (docs/exit-codes.md).
-            if os.environ.get("AGY_DEBUG"):
-                raise
-            code = report_error(from_os_error(exc), as_json)
         except Exception as exc:
             if os.environ.get("AGY_DEBUG"):
                 raise
+            # Read-only, full, not permitted: the file system's words, one line, also when
+            # libgit2 says them (docs/exit-codes.md); anything else is an internal error.
+            failure = os_failure(exc)
             code = report_error(
-                AgyError(
+                failure
+                or AgyError(
                     f"internal error: {type(exc).__name__}: {exc}",
                     hint="set AGY_DEBUG=1 to see the traceback, and please report it",
                 ),

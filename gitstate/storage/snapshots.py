@@ -433,9 +433,28 @@ class Store:
             if found is None or str(found.target) != expected:
                 return False  # it moved under us: the caller retries
             raise CannotWrite(
-                f"cannot update {ref}: {_os_reason(exc)}",
+                f"cannot update {ref}: {self._write_failure(exc, new)}",
                 hint=_WRITE_HINT.format(ref=ref),
             ) from None
+
+    def _write_failure(self, exc: BaseException, new: str) -> str:
+        """Why a ref update failed when nobody moved the ref: the OS's words when it gave them;
+        else what the file system says now (full, read-only) — libgit2 may report a commit
+        whose write hit a full disk only as a missing object when the ref is moved."""
+        reason = _os_reason(exc)
+        if reason in _OS_REASONS:
+            return reason
+        try:
+            fs = os.statvfs(self.layout.commondir)
+        except OSError:
+            return reason
+        if fs.f_flag & os.ST_RDONLY:
+            return "read-only file system"
+        if fs.f_bavail == 0 or fs.f_favail == 0:
+            return "no space left on device"
+        if self.repo.get(new) is None:
+            return f"the new commit {new[:12]} was not written ({reason})"
+        return reason
 
     def _create(self, ref: str, new: str, reason: str) -> bool:
         """Create `ref` only if it does not exist, atomically across processes and worktrees.
@@ -520,6 +539,15 @@ _MODES = {
 
 
 _WRITE_HINT = "{ref} was left as it was; make room or make the repository writable, then try again"
+
+
+_OS_REASONS = (
+    "read-only file system",
+    "no space left on device",
+    "disk quota exceeded",
+    "permission denied",
+    "operation not permitted",
+)
 
 
 def _os_reason(exc: BaseException) -> str:
