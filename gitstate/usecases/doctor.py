@@ -116,6 +116,10 @@ def _chains(ws: Workspace) -> list[Check]:
                 report = check_bytes(data) if data is not None else None
                 if report is not None and any(p.code == "not_text" for p in report.errors):
                     problems.append(f"{snap.commit[:12]} holds a STATE.md that is not text")
+                    hint = (
+                        f"git agy-state log lists the chain; git update-ref {ref} <commit> puts "
+                        "a sound snapshot back as the tip"
+                    )
                 elif report is not None and not report.valid:
                     problems.append(f"{snap.commit[:12]} holds an invalid STATE.md")
         except BrokenRef as exc:
@@ -162,7 +166,7 @@ def _other_refs(ws: Workspace) -> list[Check]:
             sound += 1
         except BrokenRef as exc:
             checks.append(Check(ref, FAIL, exc.message.removeprefix(f"{ref} "), exc.hint))
-    if sound or not checks:
+    if sound:
         checks.insert(0, Check("agy refs", OK, f"{counted(sound, 'other agy ref')} sound"))
     return checks
 
