@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
-from pathlib import Path
 
 import click
 
@@ -13,11 +14,16 @@ from gitstate.errors import UsageError
 from gitstate.usecases import patch as patch_uc
 from gitstate.usecases.workspace import Workspace
 
+# What `--ops` reads at most (docs/format.md, "Patches"): a patch whose texts fill a 1 MiB
+# STATE.md still fits when every character is JSON-escaped (`\uXXXX` pairs cost at most three
+# times a character's UTF-8 bytes), with room for the ops around them.
+OPS_LIMIT = 4 * 1024 * 1024
+
 
 def _pairs(values: tuple[str, ...], flag: str) -> list[tuple[str, str]]:
     pairs = []
     for value in values:
-        key, sep, text = value.partition("=")
+        key, sep, text = _arg(value, flag).partition("=")
         if not sep or not key.strip():
             raise UsageError(
                 f"{flag} takes KEY=TEXT, not {value!r}", hint="e.g. --add open_issues=…"
@@ -33,7 +39,20 @@ def _paired(
         raise UsageError(
             f"each {flag} needs its own {with_} ({len(steps)} {flag}, {len(texts)} {with_})"
         )
-    return list(zip(steps, texts, strict=True))
+    return [(_arg(n, flag), _arg(t, with_)) for n, t in zip(steps, texts, strict=True)]
+
+
+def _arg(value: str, flag: str) -> str:
+    """An argument as text: bytes that are not UTF-8 reach Python as lone surrogates, which no
+    document can hold."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"{flag}: the argument is not UTF-8 text",
+            hint="pass UTF-8 text, or the ops as a JSON file with --ops",
+        ) from None
+    return value
 
 
 @click.command()
@@ -82,7 +101,7 @@ def patch(
     ops += [patch_mod.SetSection(k, t) for k, t in _pairs(set_, "--set")]
     ops += [patch_mod.RemoveLine(k, t) for k, t in _pairs(remove, "--remove")]
     ops += [patch_mod.AddLine(k, t) for k, t in _pairs(add, "--add")]
-    ops += [patch_mod.AddStep(t) for t in todo]
+    ops += [patch_mod.AddStep(_arg(t, "--todo")) for t in todo]
     ops += [
         patch_mod.FinishStep(patch_mod.step_ref(n), v)
         for n, v in _paired(done, verify, "--done", "--verify")
@@ -91,8 +110,8 @@ def patch(
         patch_mod.BlockStep(patch_mod.step_ref(n), r)
         for n, r in _paired(block, reason, "--block", "--reason")
     ]
-    ops += [patch_mod.PauseStep(patch_mod.step_ref(n)) for n in pause]
-    ops += [patch_mod.StartStep(patch_mod.step_ref(n)) for n in start]
+    ops += [patch_mod.PauseStep(patch_mod.step_ref(_arg(n, "--pause"))) for n in pause]
+    ops += [patch_mod.StartStep(patch_mod.step_ref(_arg(n, "--start"))) for n in start]
     if not ops:
         raise UsageError("nothing to patch", hint="git agy-state patch --help lists the operations")
     ws = Workspace.open()
@@ -101,11 +120,89 @@ def patch(
 
 
 def _read_ops(source: str) -> str:
-    if source == "-":
-        return sys.stdin.read()
+    """The text of `--ops FILE|-`: stdin, or a regular file (never a FIFO or a device, which
+    could block or never end), at most OPS_LIMIT bytes, UTF-8 (docs/format.md, "Patches")."""
+    where = "stdin" if source == "-" else source
+    data = _read_stdin() if source == "-" else _read_regular(source)
+    if len(data) > OPS_LIMIT:
+        raise UsageError(
+            f"the patch on {where} is over {OPS_LIMIT // (1024 * 1024)} MiB; refusing to read more",
+            hint="a patch holds a few small ops; all its texts must fit in a 1 MiB STATE.md",
+        )
     try:
-        return Path(source).read_text(encoding="utf-8")
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UsageError(f"the patch on {where} is not UTF-8 text (line {line})") from None
+
+
+def _read_stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise UsageError("--ops -: there is no stdin to read (it is closed)")
+    try:
+        data = stream.read(OPS_LIMIT + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read stdin: {exc.strerror or exc}") from None
+    if data is None:  # a non-blocking stdin with nothing in it yet
+        raise UsageError("cannot read stdin: it would block")
+    return bytes(data)
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_regular(path: str, mode: int) -> UsageError | None:
+    if stat.S_ISREG(mode):
+        return None
+    what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return UsageError(
+        f"--ops {path}: it is {what}, not a regular file",
+        hint="--ops reads a regular file, or - for stdin: … | git agy-state patch --ops -",
+    )
+
+
+def _read_regular(path: str) -> bytes:
+    """At most OPS_LIMIT + 1 bytes of a regular file. A FIFO or device is refused before it is
+    opened (opening some devices has effects); the open is non-blocking, and the file opened
+    must be the one looked at (nothing swapped in between)."""
+    try:
+        before = os.stat(path)
     except FileNotFoundError:
-        raise UsageError(f"no such file: {source}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {source}: {exc}") from None
+        raise UsageError(f"no such file: {path}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    refused = _not_regular(path, before.st_mode)
+    if refused is not None:
+        raise refused
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        now = os.fstat(fd)
+        refused = _not_regular(path, now.st_mode)
+        if refused is not None:
+            raise refused
+        if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+            raise UsageError(f"cannot read {path}: it was replaced while being read")
+        chunks = []
+        left = OPS_LIMIT + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)

@@ -15,6 +15,7 @@ from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
 from gitstate.document.model import (
     BULLET_RE,
+    MAX_BYTES,
     Document,
     Item,
     cut_suffix,
@@ -22,10 +23,16 @@ from gitstate.document.model import (
     render,
     step_text,
 )
-from gitstate.document.validate import LINE_LIMIT, Problem, check_text
+from gitstate.document.validate import LINE_LIMIT, Problem, check_result, check_text
 from gitstate.errors import AgyError, InvalidDocument, UsageError
 
 StepRef = int | str
+
+# Bounds on a patch (docs/format.md, "Patches"): a patch is a few small ops. Without them a
+# crafted patch costs time quadratic in its size (each op may scan every line).
+MAX_OPS = 100
+MAX_TEXT = MAX_BYTES  # the texts of one patch together, in UTF-8 bytes: they must fit a document
+MAX_STEPS = 1000  # steps a step op searches (a valid next_steps holds 5)
 
 
 class PatchError(AgyError):
@@ -112,15 +119,25 @@ def section_key(name: str) -> str:
             if heading.casefold() == wanted.casefold():
                 return key
     raise UsageError(
-        f"unknown section {name!r}",
+        f"unknown section {_shown(name)}",
         hint="sections: " + ", ".join(KEYS),
     )
+
+
+def _shown(value: object, width: int = 40) -> str:
+    """A value in an error message: its repr, cut to one short line (a patch may hold a
+    megabyte-long string or a deeply nested list where a step belongs)."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"a deeply nested {type(value).__name__}"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def step_ref(value: object) -> StepRef:
     """A step as given by a user: a number from 1, or text naming the step."""
     if isinstance(value, bool):
-        raise UsageError(f"a step is a number from 1 or the step's text, not {value!r}")
+        raise UsageError(f"a step is a number from 1 or the step's text, not {_shown(value)}")
     if isinstance(value, int):
         if value < 1:
             raise UsageError(f"steps count from 1, not {value}")
@@ -135,21 +152,35 @@ def step_ref(value: object) -> StepRef:
         except ValueError:  # past int()'s digit limit; no document has that many steps
             raise UsageError(f"there is no step {text[:20]}…") from None
         return step_ref(number)
-    raise UsageError(f"a step is a number from 1 or the step's text, not {value!r}")
+    raise UsageError(f"a step is a number from 1 or the step's text, not {_shown(value)}")
 
 
 # ---- building patches --------------------------------------------------------------------
 
 
 def from_json(data: str) -> Patch:
-    """A Patch from `{"ops": [...]}` (or a bare list of ops); UsageError on any malformed op."""
+    """A Patch from `{"ops": [...]}` (or a bare list of ops); UsageError on any malformed op.
+
+    Whatever the text holds, the only error is UsageError (exit 64): deep nesting, integers
+    past Python's digit limit, lone surrogates, wrong types (docs/format.md, "Patches")."""
     try:
         doc = json.loads(data)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"patch is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+        raise UsageError(
+            f"patch is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise UsageError(
+            "patch is not a patch: its JSON is nested too deeply (a patch is "
+            '{"ops": [{...}, ...]}, three levels)'
+        ) from None
+    except ValueError as exc:  # an integer past int()'s digit limit, a lone surrogate in bytes
+        raise UsageError(f"patch is not valid JSON: {_short(str(exc), 80)}") from None
     ops = doc.get("ops") if isinstance(doc, dict) else doc
     if not isinstance(ops, list) or not ops:
         raise UsageError('a patch is {"ops": [...]} with at least one op')
+    if len(ops) > MAX_OPS:
+        raise UsageError(f"a patch holds at most {MAX_OPS} ops, not {len(ops)}")
     return Patch(tuple(_op_from_json(i, op) for i, op in enumerate(ops, start=1)))
 
 
@@ -157,7 +188,27 @@ def _text_field(index: int, op: dict[str, object], name: str) -> str:
     value = op.get(name)
     if not isinstance(value, str):
         raise UsageError(f"op {index} ({op.get('op')}): {name!r} must be a string")
+    return _encodable(f"op {index} ({op.get('op')}): {name!r}", value)
+
+
+def _encodable(what: str, value: str) -> str:
+    """`value`, unless it holds a lone surrogate (JSON allows `\\ud800`; no UTF-8 text does)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = f"U+{ord(value[exc.start]):04X}"
+        raise UsageError(
+            f"{what} holds {char}, a lone surrogate: not a character",
+            hint="a \\uD800-\\uDFFF escape must be half of a pair",
+        ) from None
     return value
+
+
+def _step_field(index: int, op: dict[str, object]) -> StepRef:
+    value = op.get("step")
+    if isinstance(value, str):
+        _encodable(f"op {index} ({op.get('op')}): 'step'", value)
+    return step_ref(value)
 
 
 def _op_from_json(index: int, op: object) -> Op:
@@ -177,19 +228,38 @@ def _op_from_json(index: int, op: object) -> Op:
             section_key(_text_field(index, op, "section")), _text_field(index, op, "match")
         )
     if kind == "start":
-        return StartStep(step_ref(op.get("step")))
+        return StartStep(_step_field(index, op))
     if kind == "pause":
-        return PauseStep(step_ref(op.get("step")))
+        return PauseStep(_step_field(index, op))
     if kind == "done":
-        return FinishStep(step_ref(op.get("step")), _text_field(index, op, "verify"))
+        return FinishStep(_step_field(index, op), _text_field(index, op, "verify"))
     if kind == "block":
-        return BlockStep(step_ref(op.get("step")), _text_field(index, op, "reason"))
+        return BlockStep(_step_field(index, op), _text_field(index, op, "reason"))
     if kind == "todo":
         return AddStep(_text_field(index, op, "text"))
     raise UsageError(
-        f"op {index}: unknown op {kind!r}",
+        f"op {index}: unknown op {_shown(kind)}",
         hint="ops: set, add, remove, start, pause, done, block, todo",
     )
+
+
+def check_bounds(patch: Patch) -> None:
+    """UsageError when the patch is bigger than any patch can usefully be: more than MAX_OPS
+    ops, or texts that together could not fit in a document."""
+    if len(patch.ops) > MAX_OPS:
+        raise UsageError(f"a patch holds at most {MAX_OPS} ops, not {len(patch.ops)}")
+    total = 0
+    for op in patch.ops:
+        for value in (getattr(op, name, None) for name in ("text", "match", "verify", "reason")):
+            if isinstance(value, str):
+                total += len(value.encode("utf-8", "surrogatepass"))
+        step = getattr(op, "step", None)
+        if isinstance(step, str):
+            total += len(step.encode("utf-8", "surrogatepass"))
+    if total > MAX_TEXT:
+        raise UsageError(
+            f"the patch's texts come to {total} bytes, more than a STATE.md may hold (1 MiB)"
+        )
 
 
 # ---- applying ----------------------------------------------------------------------------
@@ -221,6 +291,11 @@ class _Work:
         return made
 
     def find(self, ref: StepRef) -> _Step:
+        if len(self.steps) > MAX_STEPS:
+            raise PatchError(
+                f"next_steps holds {len(self.steps)} lines; a step op searches at most {MAX_STEPS}",
+                hint="shrink it first: git agy-state patch --set next_steps=…",
+            )
         if isinstance(ref, int):
             for step in self.steps:
                 if step.origin == ref:
@@ -240,8 +315,10 @@ class _Work:
         if len(prefixed) == 1:
             return prefixed[0]
         if not prefixed:
-            raise PatchError(f"no step in next_steps starts with {ref!r}")
-        raise PatchError(f"{len(prefixed)} steps start with {ref!r}; give more of the text or N")
+            raise PatchError(f"no step in next_steps starts with {_shown(ref)}")
+        raise PatchError(
+            f"{len(prefixed)} steps start with {_shown(ref)}; give more of the text or N"
+        )
 
     def document(self, base: Document) -> Document:
         doc = base
@@ -291,8 +368,11 @@ def _one_line(what: str, text: str) -> str:
     return value
 
 
-def apply(doc: Document, patch: Patch) -> Applied:
-    """Apply every op in order; the result validates or PatchError/InvalidDocument is raised."""
+def apply(doc: Document, patch: Patch, user: Language | None = None) -> Applied:
+    """Apply every op in order; the result validates or PatchError/InvalidDocument is raised
+    (UsageError for a patch past check_bounds). The result is checked as its bytes will be
+    stored: the byte limit and UTF-8 too, not only the rules of the text."""
+    check_bounds(patch)
     work = _Work(doc)
     lang = work.lang
     for op in patch.ops:
@@ -359,7 +439,7 @@ def apply(doc: Document, patch: Patch) -> Applied:
                     f"done was full: dropped its oldest line (it stays in history): {dropped}"
                 )
     result = work.document(doc)
-    report = check_text(render(result))
+    report = check_result(render(result), user)  # messages in the user's language
     if not report.valid and not _shrinks_only(doc, report.errors):
         raise InvalidDocument(
             "the patch would leave STATE.md invalid; nothing was changed",
@@ -399,10 +479,10 @@ def _remove(work: _Work, op: RemoveLine) -> None:
         # same text; take the first.
         hits = exact[:1]
     if not hits:
-        raise PatchError(f"no line of {op.section} contains {op.match!r}")
+        raise PatchError(f"no line of {op.section} contains {_shown(op.match)}")
     if len(hits) > 1:
         raise PatchError(
-            f"{len(hits)} lines of {op.section} contain {op.match!r}; give more of the line"
+            f"{len(hits)} lines of {op.section} contain {_shown(op.match)}; give more of the line"
         )
     if op.section == "next_steps":
         del work.steps[hits[0]]
@@ -448,6 +528,7 @@ __all__ = [
     "SetSection",
     "StartStep",
     "apply",
+    "check_bounds",
     "from_json",
     "section_key",
     "step_ref",

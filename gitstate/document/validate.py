@@ -382,3 +382,48 @@ def _stray_markers(say: _Messages, key: str, section: RawSection) -> list[Proble
 
 def strip_bom(text: str) -> str:
     return text[1:] if text.startswith(BOM) else text
+
+
+# The rules every document written to a ref keeps, merge results included: the ones a reader
+# applies to the bytes before it parses anything (docs/format.md, "Limits"). A merge may break
+# a line or item limit and is committed anyway (Agy-Conflict); it never breaks these.
+BYTE_RULES = ("too_big", "not_text", "control")
+
+
+def check_result(text: str, user: Language | None = None) -> Report:
+    """A document about to be written (a patch result, a save, a merge), checked as its bytes
+    will be read back: every rule of check_text, plus the byte rules `decode` applies to a file
+    — at most MAX_BYTES as UTF-8, and UTF-8 at all (a lone surrogate from a JSON `\\ud800`
+    escape or an undecodable argument cannot be encoded). Never raises."""
+    report = check_text(text, user)
+    lang = user or lang_mod.by_code(report.language)
+    extra: list[Problem] = []
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        line = text.count("\n", 0, exc.start) + 1
+        char = f"U+{ord(text[exc.start]):04X}"
+        extra.append(Problem(line, _unencodable_message(lang, char), "not_text"))
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        extra.append(Problem(None, _result_too_big_message(lang, size), "too_big"))
+    if not extra:
+        return report
+    errors = sorted(tuple(extra) + report.errors, key=lambda p: p.line or 0)
+    return report._replace(errors=tuple(errors))
+
+
+def _unencodable_message(lang: Language, char: str) -> str:
+    if lang.code == "en":
+        return f"the line holds {char}, a lone surrogate: no character, not UTF-8 text"
+    if lang.code == "zh-CN":
+        return f"此行含 {char}（孤立的代理码位），不是字符，无法存为 UTF-8"
+    return f"此行含 {char}（孤立的代理碼位），不是字元，無法存為 UTF-8"
+
+
+def _result_too_big_message(lang: Language, size: int) -> str:
+    if lang.code == "en":
+        return f"the result would be {size} bytes, over the 1 MiB limit of STATE.md"
+    if lang.code == "zh-CN":
+        return f"结果将有 {size} 字节，超过 STATE.md 的 1 MiB 上限"
+    return f"結果將有 {size} 位元組，超過 STATE.md 的 1 MiB 上限"

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from gitstate.document.model import Document, render
 from gitstate.errors import Failure, NotFound, WorkAtRisk
 from gitstate.storage import view
+from gitstate.storage.snapshots import compose_message
 from gitstate.usecases import state
 from gitstate.usecases.workspace import Workspace
 
@@ -49,32 +50,50 @@ def goal_of(doc: Document | None) -> str:
 
 
 def archive_locked(ws: Workspace, task_tip: str, doc: Document) -> str:
-    """Archive the task whose tip is `task_tip` (the caller holds the lock); returns the ref."""
+    """Archive the task whose tip is `task_tip` (the caller holds the lock); returns the ref.
+
+    Check first, write last: the closing snapshot is built (objects only, no ref) before any
+    ref moves, so a chain that cannot take it (a ref at a tag, a missing object) fails with
+    nothing written. Then the archive ref is created and the chain moved from `task_tip` to the
+    closing snapshot; if the chain moved meanwhile, the archive ref is taken back."""
     store = ws.store
+    state_ref = ws.layout.state_ref
     name_slug = slug(goal_of(doc))
+    goal = goal_of(doc) or "task"
+    subject = f"archive: {goal}"
     now = int(time.time())
     for offset in range(3600):  # a clash moves to the next free second, never overwrites
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now + offset))
         ref = f"{ARCHIVE_PREFIX}{stamp}-{name_slug}"
-        if store.tip(ref) is None and store.compare_and_swap(
-            ref, None, task_tip, "agy-state: archive"
-        ):
+        if store.tip(ref) is not None:
+            continue
+        message = compose_message(
+            subject,
+            [*state.trailers(ws, task_tip, (), None, "IDLE"), (ARCHIVED_TRAILER, ref)],
+        )
+        closing = store.create_snapshot(None, [task_tip], message)
+        if store.compare_and_swap(ref, None, task_tip, "agy-state: archive"):
             break
     else:
         raise Failure("no free archive name in the next hour")
-    goal = goal_of(doc) or "task"
-    state.append_locked(
-        ws,
-        f"archive: {goal}",
-        state=None,
-        phase="IDLE",
-        extra=((ARCHIVED_TRAILER, ref),),
-    )
+    if not store.compare_and_swap(state_ref, task_tip, closing, f"agy-state: {subject}"):
+        _take_back(ws, ref, task_tip)
+        raise WorkAtRisk(
+            f"{state_ref} moved while the task was being archived; nothing was archived",
+            hint="another program is writing the chain; try again",
+        )
     # The view leaves the work tree only if it still holds what was archived.
     if ws.view_bytes() == render(doc).encode():
         view.remove(ws.layout)
     _remember(ws, doc, ref)
     return ref
+
+
+def _take_back(ws: Workspace, ref: str, expected: str) -> None:
+    """Delete the archive ref just created, if it still names `expected` (compare-and-delete)."""
+    from gitstate.storage import gitcli
+
+    gitcli.run(ws.layout, "update-ref", "-m", "agy-state: archive taken back", "-d", ref, expected)
 
 
 def _remember(ws: Workspace, doc: Document, ref: str) -> None:

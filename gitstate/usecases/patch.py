@@ -29,7 +29,7 @@ def patch(
 
     def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
         base = start if start is not None else template(language, now_stamp())
-        applied = apply(base, change)
+        applied = apply(base, change, language)
         summary[0] = applied.summary or summary[0]
         return applied.document, applied.notices
 

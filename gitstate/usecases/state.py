@@ -15,8 +15,8 @@ from typing import NamedTuple
 from gitstate import secrets
 from gitstate.document.language import KEYS
 from gitstate.document.model import Document, render
-from gitstate.document.validate import check_text
-from gitstate.errors import Failure, SecretFound, WorkAtRisk
+from gitstate.document.validate import BYTE_RULES, Report, check_result
+from gitstate.errors import Failure, InvalidDocument, SecretFound, UsageError, WorkAtRisk
 from gitstate.storage import maintenance, view
 from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
 from gitstate.usecases.workspace import Workspace
@@ -152,8 +152,12 @@ def _starting_point(
 
     A view written from a snapshot that is no longer the tip is merged three ways with the tip
     (base: that snapshot) instead of overwriting it; a true conflict is kept visibly."""
-    if data is None or ws.view_state(data, tip) == "clean":
+    if data is None:
+        return tip_doc, False
+    if tip_doc is not None and ws.view_state(data, tip) == "clean":
         return tip_doc, False  # a clean view, even a stale one, says nothing the tip lacks
+    # A view while the tip holds no STATE.md (a closed task, then `checkout` of one of its
+    # snapshots) holds what the tip lacks, clean or not: it is what gets written.
     view_doc = ws.view_document(data, over_limit_ok)
     base = ws.recorded_snapshot()
     if base is None or tip is None or base == tip or tip_doc is None:
@@ -213,11 +217,12 @@ def write(
             new = new.with_stamp(now_stamp())
             text = render(new)
             line = one_line(subject(changed))
+            report = _refuse_unstorable(text, line)
             if not allow_secret:
                 _refuse_secrets(text, tip_doc, data)
                 refuse_secret_in("snapshot message", line)
             written = trailers(ws, tip, changed, session)
-            over = _over_limit(text)
+            over = _over_limit(report)
             if over:  # kept, not refused: a merge may break a limit; `check` says what to shrink
                 written.append(("Agy-Conflict", ", ".join(over)))
             commit = store.create_snapshot(
@@ -243,8 +248,31 @@ def write(
         )
 
 
-def _over_limit(text: str) -> list[str]:
-    report = check_text(text)
+def _refuse_unstorable(text: str, subject: str) -> Report:
+    """Refuse, before anything is written, a document that breaks a byte rule (over 1 MiB, not
+    UTF-8, a control character): a chain whose tip its own reader refuses takes every later save
+    and patch down with it. Whatever built the document — a save, a patch, a merge, a restore —
+    this holds; only the line and item limits may be broken by a merge (docs/format.md).
+    Returns the document's report."""
+    try:
+        subject.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            "the snapshot message is not UTF-8 text", hint="pass -m UTF-8 text"
+        ) from None
+    report = check_result(text)
+    hard = [p for p in report.errors if p.code in BYTE_RULES]
+    if hard:
+        raise InvalidDocument(
+            "refusing to save: the new STATE.md would break the limits every snapshot keeps; "
+            "nothing was saved",
+            hard,
+            hint="git agy-state check lists the rules; shrink or fix the text and try again",
+        )
+    return report
+
+
+def _over_limit(report: Report) -> list[str]:
     keys = {p.section for p in report.errors if p.code in ("lines", "key_items") and p.section}
     return [k for k in KEYS if k in keys]
 
