@@ -16,7 +16,7 @@ import click
 
 from gitstate.cli.output import emit_json, json_option, note, say, short
 from gitstate.document.language import counted
-from gitstate.errors import Failure, NotFound
+from gitstate.errors import Failure, NotFound, UsageError
 
 LAYER_HELP = "knowledge (MEMORY.md), identity (USER.md) or project (projects/NAME.md)."
 
@@ -34,8 +34,26 @@ def _warnings(warnings: tuple[str, ...] | list[str]) -> None:
 def _text(words: tuple[str, ...]) -> str:
     """TEXT as words, or `-`: read it from stdin."""
     if words == ("-",):
-        return sys.stdin.read()
+        from gitstate.usecases.memory_write import MAX_EDIT_BYTES
+
+        return _decoded(_stdin_bytes(MAX_EDIT_BYTES), "the text on stdin")
     return " ".join(words)
+
+
+def _stdin_bytes(limit: int) -> bytes:
+    """At most `limit` bytes of stdin, and one more to know it is over (an endless stdin such as
+    /dev/zero is read no further; docs/memory.md)."""
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise UsageError(f"stdin holds more than {limit // 1024} KiB; nothing changed")
+    return data
+
+
+def _decoded(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{where} is not UTF-8 text (byte {exc.start + 1})") from None
 
 
 @click.group()
@@ -207,7 +225,7 @@ def edit_cmd(file: str, allow_secret: bool, as_json: bool) -> None:
             current = ""
         data = _through_editor(path, current)
     else:
-        data = sys.stdin.buffer.read()
+        data = _stdin_bytes(memory_write.MAX_EDIT_BYTES)
     written = memory_write.edit(path, data, allow_secret)
     if as_json:
         emit_json(written.as_json())
@@ -221,6 +239,8 @@ def edit_cmd(file: str, allow_secret: bool, as_json: bool) -> None:
 
 
 def _through_editor(path: str, text: str) -> bytes:
+    from gitstate.usecases.memory_write import MAX_EDIT_BYTES
+
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     with tempfile.TemporaryDirectory(prefix="agy-memory-") as folder:
         target = Path(folder) / path.replace("/", "-")
@@ -228,7 +248,8 @@ def _through_editor(path: str, text: str) -> bytes:
         proc = subprocess.run(["sh", "-c", f'{editor} "$1"', "sh", str(target)], check=False)
         if proc.returncode != 0:
             raise Failure(f"the editor ({editor}) exited with {proc.returncode}; nothing changed")
-        return target.read_bytes()
+        with open(target, "rb") as handle:  # bounded: memory_write.edit refuses what is over
+            return handle.read(MAX_EDIT_BYTES + 1)
 
 
 @memory.command("forget")

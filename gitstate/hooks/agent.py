@@ -27,6 +27,9 @@ AGENTS = ("agy", "claude", "gemini")
 DEFAULT_BUDGET = 8192  # bytes of injected text, about 2k tokens
 READ_LIMIT = view.LIMIT + 1  # the document limit, and one byte to know it is over
 PITFALLS_LIMIT = 64 * 1024
+# A payload is a few hundred bytes (the transcript is passed by path): anything over this is
+# read no further and taken as broken, so an endless stdin cannot hold the agent (docs/hooks.md).
+PAYLOAD_LIMIT = 4 * 1024 * 1024
 MAX_LISTED = 20
 
 STEP_MESSAGES = {
@@ -160,14 +163,16 @@ def read_payload(stream: TextIO | None) -> dict[str, Any] | None:
     try:
         if stream.isatty():
             return None
-        raw = stream.read()
+        raw = stream.read(PAYLOAD_LIMIT + 1)
     except (OSError, ValueError):
         return None
+    if len(raw) > PAYLOAD_LIMIT:
+        return {}
     if not raw.strip():
         return None
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -31,13 +31,17 @@ class Checked:
 def check(ws: Workspace | None, file: Path | None = None) -> Checked:
     """Validate FILE, else the view, else the tip; with none of them there is nothing to check."""
     if file is not None:
+        # A regular file only (a link to one is followed: the user named it), never blocking
+        # and bounded: a FIFO or /dev/zero is refused at once (storage/view.py:read_regular).
         try:
-            with open(file, "rb") as handle:
-                raw = handle.read(MAX_BYTES + 1)
-        except FileNotFoundError:
-            raise NotFound(f"no such file: {file}") from None
-        except OSError as exc:
-            raise Failure(f"cannot read {file}: {exc.strerror}") from None
+            found = view.read_regular(os.path.realpath(file), MAX_BYTES + 1)
+        except view.NotRegular as exc:
+            if exc.what.startswith("unreadable: "):
+                raise Failure(f"cannot read {file}: {exc.what[len('unreadable: ') :]}") from None
+            raise Failure(f"cannot check {file}: it is {exc.what}, not a regular file") from None
+        if found is None:
+            raise NotFound(f"no such file: {file}")
+        raw = found
         # Outside a repository: the global agy.language, else the locale.
         lang = (
             ws.new_language()

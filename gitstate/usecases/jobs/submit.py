@@ -19,7 +19,7 @@ import pygit2
 
 from gitstate.document.language import counted
 from gitstate.errors import AgentMissing, Failure, NotFinished, UsageError
-from gitstate.storage import jobfiles, launcher
+from gitstate.storage import jobfiles, launcher, view
 from gitstate.storage.jobfiles import JobFiles
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store
@@ -65,14 +65,22 @@ def require_agent(config: JobConfig) -> str:
 
 
 def read_plan_file(path: Path) -> str:
+    """The plan file's text: a regular file (a link to one is followed: the user named it), read
+    without blocking and bounded, so a FIFO or /dev/zero is refused at once (docs/jobs.md)."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"no plan file {path}") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a directory, not a plan file") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+        data = view.read_regular(os.path.realpath(path), plan.MAX_PROMPT_BYTES + 1)
+    except view.NotRegular as exc:
+        if exc.what == "a directory":
+            raise UsageError(f"{path} is a directory, not a plan file") from None
+        if exc.what.startswith("unreadable: "):
+            raise UsageError(f"cannot read {path}: {exc.what[len('unreadable: ') :]}") from None
+        raise UsageError(f"{path} is {exc.what}, not a plan file") from None
+    if data is None:
+        raise UsageError(f"no plan file {path}")
+    if len(data) > plan.MAX_PROMPT_BYTES:
+        raise UsageError(
+            f"{path} is over {plan.MAX_PROMPT_BYTES // 1024} KB, the limit of a job's prompt"
+        )
     return plan.decode_plan(data, str(path))
 
 
