@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gitstate import secrets
-from gitstate.document.language import KEYS
+from gitstate.document.language import KEYS, Language
 from gitstate.document.model import Document, render
 from gitstate.document.validate import BYTE_RULES, Report, check_result
 from gitstate.errors import Failure, InvalidDocument, SecretFound, UsageError, WorkAtRisk
@@ -217,7 +217,7 @@ def write(
             new = new.with_stamp(now_stamp())
             text = render(new)
             line = one_line(subject(changed))
-            report = _refuse_unstorable(text, line)
+            report = _refuse_unstorable(text, line, ws.new_language())
             if not allow_secret:
                 _refuse_secrets(text, tip_doc, data)
                 refuse_secret_in("snapshot message", line)
@@ -248,7 +248,7 @@ def write(
         )
 
 
-def _refuse_unstorable(text: str, subject: str) -> Report:
+def _refuse_unstorable(text: str, subject: str, user: Language) -> Report:
     """Refuse, before anything is written, a document that breaks a byte rule (over 1 MiB, not
     UTF-8, a control character): a chain whose tip its own reader refuses takes every later save
     and patch down with it. Whatever built the document — a save, a patch, a merge, a restore —
@@ -260,7 +260,7 @@ def _refuse_unstorable(text: str, subject: str) -> Report:
         raise UsageError(
             "the snapshot message is not UTF-8 text", hint="pass -m UTF-8 text"
         ) from None
-    report = check_result(text)
+    report = check_result(text, user)
     hard = [p for p in report.errors if p.code in BYTE_RULES]
     if hard:
         raise InvalidDocument(
