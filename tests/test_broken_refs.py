@@ -373,3 +373,32 @@ def test_the_agent_hooks_fail_open_on_a_broken_ref(repo: Repo, cli: Any, kind: s
     assert ref_files(repo) == before
     log = Path(repo.path / ".git" / "agy" / "hook.log")
     assert "failed open" in log.read_text()  # pre-compact's save failed, and was logged
+
+
+# ---- sync pushes no damaged ref ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["blob", "tree", "symbolic"])
+def test_sync_stops_before_pushing_a_broken_chain(
+    repo: Repo, cli: Any, tmp_path: Path, kind: str
+) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    repo.git("config", "user.email", "me@example.com")
+    repo.git("remote", "add", "origin", str(remote))
+    repo.git("push", "-q", "origin", "main")
+    two_snapshots(cli)
+    break_ref(repo, STATE, kind)
+    before = ref_files(repo)
+    result = cli("sync")
+    assert_one_line(result, STATE, ("sync",))
+    pushed = subprocess.run(
+        ["git", "--git-dir", str(remote), "for-each-ref", "refs/agy/"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert pushed.stdout == ""  # nothing of the damaged chain reached the remote
+    assert {k: v for k, v in ref_files(repo).items() if "remotes" not in k} == {
+        k: v for k, v in before.items() if "remotes" not in k
+    }

@@ -161,6 +161,8 @@ def bring_chain(
     What the remote sent is checked first (`trust`: this person's own chain; None: a
     teammate's asked for with --from); a copy that fails is `skipped`, with the reason."""
     local, remote = listing.get(local_ref), listing.get(remote_ref)
+    if local is not None and ws.layout.gitdir.is_dir():
+        ws.store.tip(local_ref)  # a damaged ref stops sync before a push (docs/exit-codes.md)
     if remote is None:
         return ChainResult(local_ref, "ahead" if local else "up-to-date", local)
     if local == remote:
