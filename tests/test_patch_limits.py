@@ -266,6 +266,20 @@ class TestArchiveWritesLast:
         assert agy_refs(started) == before
         assert "refs/agy/archive/" not in before
 
+    def test_a_lock_a_killed_writer_left_costs_the_archive_nothing(
+        self, started: Repo, cli: Any
+    ) -> None:
+        """Writing last must not mean failing on the first refused swap: a stale ref lock is
+        cleared and the swap retried, as every writer does (docs/format.md)."""
+        assert cli("save").exit_code == 0
+        lock = started.path / ".git" / "refs" / "agy" / "state.lock"
+        lock.write_text("")
+        os.utime(lock, (1, 1))  # long dead
+        result = cli("archive")
+        assert result.exit_code == 0, result.stderr
+        assert closing_tip(started)
+        assert "refs/agy/archive/" in agy_refs(started)
+
     def test_a_chain_at_a_tag_object_leaves_no_archive_ref(self, started: Repo, cli: Any) -> None:
         tip = started.ref()
         tag = started.git(

@@ -55,9 +55,9 @@ def archive_locked(ws: Workspace, task_tip: str, doc: Document) -> str:
     Check first, write last: the closing snapshot is built (objects only, no ref) before any
     ref moves, so a chain that cannot take it (a ref at a tag, a missing object) fails with
     nothing written. Then the archive ref is created and the chain moved from `task_tip` to the
-    closing snapshot; if the chain moved meanwhile, the archive ref is taken back."""
+    closing snapshot; if that fails (the chain moved, the file system refused), the archive ref
+    is taken back."""
     store = ws.store
-    state_ref = ws.layout.state_ref
     name_slug = slug(goal_of(doc))
     goal = goal_of(doc) or "task"
     subject = f"archive: {goal}"
@@ -74,19 +74,36 @@ def archive_locked(ws: Workspace, task_tip: str, doc: Document) -> str:
         closing = store.create_snapshot(None, [task_tip], message)
         if store.compare_and_swap(ref, None, task_tip, "agy-state: archive"):
             break
+        if store.tip(ref) is None:  # not a clash: git would not create it
+            raise Failure(f"cannot create {ref}", hint="git agy-state doctor")
     else:
         raise Failure("no free archive name in the next hour")
-    if not store.compare_and_swap(state_ref, task_tip, closing, f"agy-state: {subject}"):
+    try:
+        _close(ws, task_tip, closing, subject)
+    except BaseException:
         _take_back(ws, ref, task_tip)
-        raise WorkAtRisk(
-            f"{state_ref} moved while the task was being archived; nothing was archived",
-            hint="another program is writing the chain; try again",
-        )
+        raise
     # The view leaves the work tree only if it still holds what was archived.
     if ws.view_bytes() == render(doc).encode():
         view.remove(ws.layout)
     _remember(ws, doc, ref)
     return ref
+
+
+def _close(ws: Workspace, task_tip: str, closing: str, subject: str) -> None:
+    """Move the chain from the task's tip to its closing snapshot. A failed swap is retried
+    while the chain still holds the task's tip (a lock a killed writer left is cleared on the
+    way, docs/format.md); a chain that moved elsewhere is WorkAtRisk."""
+    store, state_ref = ws.store, ws.layout.state_ref
+    for _attempt in range(state.MAX_ATTEMPTS):
+        if store.compare_and_swap(state_ref, task_tip, closing, f"agy-state: {subject}"):
+            return
+        if store.tip(state_ref) != task_tip:
+            break
+    raise WorkAtRisk(
+        f"{state_ref} moved while the task was being archived; nothing was archived",
+        hint="another program is writing the chain; try again",
+    )
 
 
 def _take_back(ws: Workspace, ref: str, expected: str) -> None:
