@@ -298,6 +298,8 @@ def problems(case: Case, result: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_hostile(case: Case, results: dict[str, dict[str, Any]]) -> None:
     result = results[case.id]
+    if "skip" in result:
+        pytest.skip(result["skip"])
     found = problems(case, result)
     assert not found, (
         f"{case.id}: git agy-state {' '.join(case.argv)}\n"
@@ -313,3 +315,54 @@ def test_every_command_is_in_the_matrix() -> None:
     assert {"save", "patch", "job run", "memory edit", "hook pre-push", "doctor"} <= names
     covered = {" ".join(case.argv[: len(name.split())]) for case in CASES for name in names}
     assert names <= covered
+
+
+@pytest.mark.parametrize(
+    ("state", "argv", "payload"),
+    [
+        ("view-fifo", ["status"], None),
+        ("view-fifo", ["hook", "inject", "--agent", "claude"], "claude"),
+        ("view-fifo", ["hook", "stop-guard", "--agent", "agy"], "agy"),
+        ("state-ref-blob", ["save"], None),
+    ],
+)
+def test_the_fork_server_is_faithful(
+    state: str,
+    argv: list[str],
+    payload: str | None,
+    tmp_path: Path,
+    results: dict[str, dict[str, Any]],
+) -> None:
+    """A few cases once more as the console script really runs (`python -m gitstate`, a fresh
+    interpreter): the same exit code and first stderr line as in the matrix."""
+    repo = tmp_path / "repo"
+    from hostile_corpus import STATES as ALL
+
+    spec = next(s for s in ALL if s.name == state)
+    env = hermetic_env(str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".gitconfig").write_text("")
+    build_base(repo, env)
+    spec.build(repo, env)
+    if "fifo" in spec.post:
+        (repo / "STATE.md").unlink()
+        os.mkfifo(repo / "STATE.md")
+    data = None
+    name = f"{state}:{' '.join(argv[:2])}"
+    if payload is not None:
+        event = argv[1]
+        data = agent_payloads(event, str(repo))[payload][1]
+        name = f"{state}:hook {event} {payload}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitstate", *argv],
+        cwd=repo,
+        env=env,
+        input=data,
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    forked = results[name]
+    assert proc.returncode == forked["code"]
+    first = (proc.stderr.decode().splitlines() or [""])[0]
+    assert first.split(":")[0] == (forked["stderr"].splitlines() or [""])[0].split(":")[0]
