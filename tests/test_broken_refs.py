@@ -402,3 +402,18 @@ def test_sync_stops_before_pushing_a_broken_chain(
     assert {k: v for k, v in ref_files(repo).items() if "remotes" not in k} == {
         k: v for k, v in before.items() if "remotes" not in k
     }
+
+
+@pytest.mark.parametrize("kind", ["blob", "tree", "tag", "symbolic"])
+def test_pre_push_carries_no_damaged_ref(repo: Repo, cli: Any, kind: str) -> None:
+    from gitstate.usecases import carry
+    from gitstate.usecases.workspace import Workspace
+
+    two_snapshots(cli)
+    assert cli("decide", "--type", "Rule", "keep it small").exit_code == 0
+    break_ref(repo, STATE, kind)
+    break_ref(repo, "refs/notes/agy/decisions", "blob" if kind == "symbolic" else kind)
+    planned = carry.plan(Workspace.open(repo.path), "me", {}, lambda: [])
+    assert planned.specs == []  # what the pre-push hook (and sync) would send
+    assert any(w.startswith(f"{STATE} (") for w in planned.withheld), planned.withheld
+    assert any(w.startswith("refs/notes/agy/decisions (") for w in planned.withheld)

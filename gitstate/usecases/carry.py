@@ -263,9 +263,17 @@ def plan(
     mine = own_emails(ws)
     specs: list[str] = []
     withheld: list[str] = []
-    for name, oid, committer in _each_ref(
-        ws, "%(refname) %(objectname) %(committeremail)", "refs/agy/", DECISIONS_REF
+    for name, oid, committer, kind, symref in _each_ref(
+        ws,
+        "%(refname) %(objectname) %(committeremail) %(objecttype) %(symref)",
+        "refs/agy/",
+        DECISIONS_REF,
     ):
+        if (kind != "commit" or symref) and name.startswith(("refs/agy/", DECISIONS_REF)):
+            # A damaged ref travels nowhere (docs/exit-codes.md, "Damaged refs").
+            what = f"a symbolic ref to {symref}" if symref else f"points at a {kind}"
+            withheld.append(f"{name} ({what}, not a commit: git agy-state doctor)")
+            continue
         if name == DECISIONS_REF:
             dst = name  # shared by the team: merged line-wise, one ref for everyone
         elif user is not None and _chain_target(name, user):
