@@ -255,6 +255,7 @@ def test_doctor_reports_a_broken_state_ref_and_goes_on(repo: Repo, cli: Any, kin
     break_ref(repo, STATE, kind)
     code, report, text = doctor(cli)
     assert code == 1 and report["ok"] is False
+    assert report["code"] == 1 and STATE in report["error"]  # the error object, as elsewhere
     check = failed(report)[STATE]
     assert check["hint"] and "git update-ref" in check["hint"]
     names = [c["name"] for c in report["checks"]]

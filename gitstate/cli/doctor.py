@@ -21,7 +21,13 @@ def doctor(as_json: bool) -> None:
     checks = run_doctor(Workspace.open())
     ok = all(c.status != FAIL for c in checks)
     if as_json:
-        emit_json({"ok": ok, "checks": [c.as_json() for c in checks]})
+        body: dict[str, object] = {"ok": ok, "checks": [c.as_json() for c in checks]}
+        if not ok:  # a failure in --json carries the error object every command gives
+            failed = [c.name for c in checks if c.status == FAIL]
+            body["error"] = f"doctor found problems: {', '.join(failed)}"
+            body["code"] = EXIT_FAILURE
+            body["hint"] = "each failed check has its own hint"
+        emit_json(body)
     else:
         for check in checks:
             say(f"{MARKS[check.status]}  {check.name}: {check.detail}")
