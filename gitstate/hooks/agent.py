@@ -30,6 +30,7 @@ PITFALLS_LIMIT = 64 * 1024
 # A payload is a few hundred bytes (the transcript is passed by path): anything over this is
 # read no further and taken as broken, so an endless stdin cannot hold the agent (docs/hooks.md).
 PAYLOAD_LIMIT = 4 * 1024 * 1024
+META_LIMIT = 1024 * 1024  # a job's meta.json is a few hundred bytes
 MAX_LISTED = 20
 
 STEP_MESSAGES = {
@@ -383,10 +384,10 @@ def pending_jobs(layout: Layout) -> list[str]:
     for name in names:
         if not name.startswith("j-") or "/" in name or name.startswith("."):
             continue
-        try:
-            with open(os.path.join(root, name, "meta.json"), "rb") as handle:
-                meta = json.loads(handle.read())
-        except (OSError, ValueError):
+        try:  # a regular file only, bounded, never blocking (storage/view.py:read_regular)
+            data = view.read_regular(os.path.join(root, name, "meta.json"), META_LIMIT)
+            meta = json.loads(data) if data is not None else None
+        except (view.NotRegular, ValueError, RecursionError):
             continue
         if not isinstance(meta, dict) or meta.get("harvested_at"):
             continue

@@ -28,6 +28,7 @@ from gitstate.storage.layout import Layout
 JOB_ID_RE = re.compile(r"^j-\d{8}-\d{6}-[a-z0-9]{4}$")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 META_VERSION = 1
+READ_LIMIT = 16 * 1024 * 1024  # a meta.json or result.json larger than this is not read
 QUEUE_LOCK_WAIT = 60.0
 
 
@@ -140,11 +141,33 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    """The parsed file, or None when it is missing or not JSON."""
+    """The parsed file, or None when it is missing, not JSON, nested deeper than Python's stack,
+    over READ_LIMIT or no regular file: read non-blocking and bounded, so a FIFO or device put
+    in a job folder cannot hang a reader (storage/view.py:read_regular; docs/jobs.md)."""
+    from gitstate.storage.view import NotRegular, read_regular
+
     try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        data = read_regular(path, READ_LIMIT + 1)
+    except NotRegular:
         return None
+    if data is None or len(data) > READ_LIMIT:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def read_text(path: Path, limit: int = READ_LIMIT) -> str:
+    """At most `limit` bytes of a job file as text ("" when it is missing, unreadable or no
+    regular file): never blocking on a FIFO put in a job folder (storage/view.py)."""
+    from gitstate.storage.view import NotRegular, read_regular
+
+    try:
+        data = read_regular(path, limit)
+    except NotRegular:
+        return ""
+    return (data or b"").decode("utf-8", errors="replace")
 
 
 def append_line(path: Path, line: str) -> None:

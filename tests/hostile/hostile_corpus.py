@@ -22,6 +22,7 @@ DOCUMENTED_CODES = {0, 1, 2, 3, 4, 5, 6, 64, 124, 127, 130}  # docs/exit-codes.m
 ZERO = "0" * 40
 DEAD_PID = "2147483646"  # no such process: `hook pre-push --after` returns at once
 AGENT_EVENTS = ("inject", "stop-guard", "pre-compact")
+JOB_ID = "j-20260102-030405-abcd"  # a well-formed job id (the hostile job states use it)
 
 
 def hermetic_env(home: str) -> dict[str, str]:
@@ -63,8 +64,12 @@ DEFAULT_ARGS: dict[str, list[str]] = {
     "hook pre-push": ["--after", DEAD_PID, "origin", "https://example.invalid/r.git"],
     "hook post-checkout": [ZERO, "HEAD", "1"],
     "job run": ["--text", "do a thing"],
-    "job watch": ["j-none", "--timeout", "1"],
-    "job feedback": ["j-none", "more"],
+    "job watch": [JOB_ID, "--timeout", "1"],
+    "job feedback": [JOB_ID, "more"],
+    "job result": [JOB_ID],
+    "job status": [JOB_ID],
+    "job cancel": [JOB_ID],
+    "job cleanup": [JOB_ID],
     "memory add": ["--layer", "knowledge", "a", "fact"],
     "memory edit": ["MEMORY.md"],
     "memory forget": ["--layer", "knowledge", "--dry-run", "fact"],
@@ -283,15 +288,74 @@ def _ok(repo: Path, env: dict[str, str]) -> None:
     pass
 
 
+def _config(*pairs: tuple[str, str]) -> Callable[[Path, dict[str, str]], None]:
+    def build(repo: Path, env: dict[str, str]) -> None:
+        for key, value in pairs:
+            git(repo, "config", key, value, env=env)
+
+    return build
+
+
+def _job_meta(data: bytes | None = None, link: str | None = None):
+    """A job folder under <gitdir>/agy/jobs/ whose meta.json is `data` (or the folder a link)."""
+
+    def build(repo: Path, env: dict[str, str]) -> None:
+        folder = repo / ".git" / "agy" / "jobs" / JOB_ID
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        if link is not None:
+            os.symlink(link, folder)
+            return
+        folder.mkdir()
+        if data is not None:
+            (folder / "meta.json").write_bytes(data)
+            (folder / "result.json").write_bytes(data)
+
+    return build
+
+
+WRONG_META = {
+    "id": JOB_ID,
+    "state": 5,
+    "round": "one",
+    "pid": "abc",
+    "created_at": [],
+    "finished_at": {"x": 1},
+    "branch": None,
+    "worktree": 7,
+    "harvested_at": None,
+    "queue_position": "first",
+}
+GARBAGE_CONFIG = (
+    ("agy.injectBudget", "lots"),
+    ("agy.memoryBudget", "-5"),
+    ("agy.memoryInject", "maybe"),
+    ("agy.language", "klingon"),
+    ("agy.maxConcurrent", "0x"),
+    ("agy.maxRetries", "-1"),
+    ("agy.queueTimeout", "soon"),
+    ("agy.timeout", "forever"),
+    ("agy.timeoutGrace", "1e999"),
+    ("agy.skipPermissions", "perhaps"),
+    ("agy.effort", "extreme"),
+    ("agy.agentKind", "robot"),
+    ("agy.agent", "'unbalanced"),
+    ("agy.requiresigned", "sometimes"),
+    ("agy.remote", "-oops"),
+    ("agy.memoryRemote", "--upload-pack=touch /tmp/x"),
+)
+
+
 @dataclass(frozen=True)
 class State:
     name: str
     build: Callable[[Path, dict[str, str]], None]
     post: tuple[str, ...] = ()  # done per case, in the fork server (hostile_worker.prepare)
     uid: int | None = None
+    env: tuple[tuple[str, str], ...] = ()  # more environment ({case} is the case's folder)
     json_too: bool = False  # also run every command with --json here
     inputs: bool = False  # also run the odd-input cases here
     every: bool = False  # every command here; elsewhere only READERS (the suite's time budget)
+    also: tuple[str, ...] = ()  # and the commands whose name starts with one of these
 
 
 STATES: list[State] = [
@@ -331,6 +395,21 @@ STATES: list[State] = [
     State("view-nul", _view(EN_SAMPLE.replace("backoff\n", "back\0off\n", 1).encode())),
     State("view-latin1", _view(EN_SAMPLE.replace("Goal", "G\xf6al").encode("latin-1", "replace"))),
     State("view-dirty", _view(EN_SAMPLE.replace("backoff", "jitter").encode())),
+    State("config-garbage", _config(*GARBAGE_CONFIG), every=True),
+    State(
+        "config-user-dotdot", _config(("agy.user", ".."), ("user.email", "../@x")), also=("sync",)
+    ),
+    State("config-user-odd", _config(("agy.user", "a b:c/../d\\e")), also=("sync",)),
+    State("brain-is-a-file", _ok, env=(("AGY_BRAIN", "{case}/repo/README"),), every=True),
+    State("brain-is-a-worktree", _ok, env=(("AGY_BRAIN", "{case}/repo"),), also=("memory",)),
+    State("brain-is-dev-null", _ok, env=(("AGY_BRAIN", "/dev/null"),), also=("memory",)),
+    State("job-meta-garbage", _job_meta(b"{not json"), also=("job",)),
+    State("job-meta-deep", _job_meta(b"[" * 100_000 + b"]" * 100_000), also=("job",)),
+    State("job-meta-array", _job_meta(b"[1, 2]"), also=("job",)),
+    State("job-meta-wrong-types", _job_meta(json.dumps(WRONG_META).encode()), every=True),
+    State("job-meta-fifo", _job_meta(), post=("job-fifo",), also=("job",)),
+    State("job-meta-missing", _job_meta(), also=("job",)),
+    State("job-folder-link", _job_meta(link="/etc"), also=("job",)),
     State("read-only-tree", _ok, post=("readonly",), uid=65534, every=True),
     State("full-fs", _ok, post=("fullfs",), every=True),
     State("read-only-fs", _ok, post=("rofs",)),

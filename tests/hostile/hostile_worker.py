@@ -172,6 +172,9 @@ def prepare(case: dict, case_dir: Path) -> tuple[Path, Path, list[Path]]:
                 os.mknod(view, stat.S_IFCHR | 0o666, os.makedev(1, 5))
             except PermissionError:
                 raise Skip("mknod needs root") from None
+        elif step == "job-fifo":
+            for name in ("meta.json", "result.json", "events.jsonl"):
+                os.mkfifo(repo / ".git" / "agy" / "jobs" / "j-20260102-030405-abcd" / name)
         elif step == "socket":
             view.unlink(missing_ok=True)
             with socket.socket(socket.AF_UNIX) as sock:

@@ -57,7 +57,8 @@ def _cases() -> list[Case]:
         for command in commands:
             if command.path[0] == "hook" and command.path[-1] in AGENT_EVENTS:
                 continue  # below, with each agent's payload
-            if not state.every and command.name not in READERS:
+            also = any(command.name.startswith(prefix) for prefix in state.also)
+            if not state.every and not also and command.name not in READERS:
                 continue
             stdin = STDIN_FOR.get(command.name)
             argv = [*command.path, *command.args]
@@ -204,7 +205,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict
                 "argv": case.argv,
                 "stdin": stdin,
                 "stdin_subst": case.agent_hook,
-                "env": hermetic_env("{home}"),
+                "env": {**hermetic_env("{home}"), **dict(state.env)},
                 "timeout": TIMEOUT,
             }
         )

@@ -173,10 +173,7 @@ def result(layout: Layout, job_id: str, with_events: bool = False) -> Harvest:
         meta = lifecycle.update(layout, job_id, harvest) or meta
     events = None
     if with_events:
-        try:
-            events = job.events.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            events = []
+        events = jobfiles.read_text(job.events).splitlines()
     return Harvest(
         meta, found if usable else None, final_state(layout, job_id, meta), events, first
     )

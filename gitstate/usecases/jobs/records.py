@@ -237,7 +237,7 @@ def ensure_committed(layout: Layout, job_id: str, round_no: int) -> None:
     result = jobfiles.read_json(job.result)
     if not isinstance(result, dict) or result.get("round") != round_no:
         return
-    contents, _ = record_contents(job, job.result.read_text())
+    contents, _ = record_contents(job, jobfiles.read_text(job.result))
     commit_record(store, job_id, round_no, str(result.get("state")), contents, subject_of(result))
 
 
@@ -249,10 +249,7 @@ def subject_of(result: dict[str, Any]) -> str:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    return jobfiles.read_text(path)
 
 
 def _diff_stat_of(result_text: str) -> str:

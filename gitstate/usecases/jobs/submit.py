@@ -342,7 +342,4 @@ def _roll_back(store: Store, job: JobFiles, no_worktree: bool) -> None:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    return jobfiles.read_text(path)
