@@ -26,7 +26,7 @@ def _pairs(values: tuple[str, ...], flag: str) -> list[tuple[str, str]]:
         key, sep, text = _arg(value, flag).partition("=")
         if not sep or not key.strip():
             raise UsageError(
-                f"{flag} takes KEY=TEXT, not {value!r}", hint="e.g. --add open_issues=…"
+                f"{flag} takes KEY=TEXT, not {value[:40]!r}", hint="e.g. --add open_issues=…"
             )
         pairs.append((patch_mod.section_key(key), text))
     return pairs
