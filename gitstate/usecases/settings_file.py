@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gitstate.errors import Failure
+from gitstate.storage import view
 
 KeyPath = tuple[str, ...]
 
@@ -43,6 +44,9 @@ def render(data: Any, style: Style = DEFAULT_STYLE) -> str:
     return text.replace("\n", "\r\n") if style.crlf else text
 
 
+MAX_BYTES = 8 * 1024 * 1024  # an agent's settings file larger than this is not read
+
+
 class Loaded(NamedTuple):
     path: Path  # the file as named by the caller
     target: Path  # the file actually read and written (a symlink followed)
@@ -55,12 +59,22 @@ class Loaded(NamedTuple):
 def load(path: Path) -> Loaded:
     """Read a JSON object file; Failure (naming the file and why) when it cannot be used."""
     target = path.resolve() if path.is_symlink() else path
+    # A regular file only, read non-blocking and bounded: a FIFO or device in its place is
+    # refused at once instead of hanging install (storage/view.py:read_regular).
     try:
-        raw = target.read_bytes()
-    except FileNotFoundError:
+        found = view.read_regular(target, MAX_BYTES + 1)
+    except view.NotRegular as exc:
+        why = exc.what.removeprefix("unreadable: ")
+        raise _refuse(
+            path, f"cannot read it ({why})" if why != exc.what else f"it is {why}"
+        ) from None
+    if found is None:
+        if target.parent.exists() and not target.parent.is_dir():
+            raise _refuse(path, "cannot read it (Not a directory)")
         return Loaded(path, target, None, None, DEFAULT_STYLE, True)
-    except OSError as exc:
-        raise _refuse(path, f"cannot read it ({exc.strerror or exc})") from None
+    if len(found) > MAX_BYTES:
+        raise _refuse(path, f"it is over {MAX_BYTES // (1024 * 1024)} MiB")
+    raw = found
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -75,6 +89,8 @@ def load(path: Path) -> Loaded:
             # Gemini CLI reads settings.json with comments; a rewrite of ours would drop them.
             why += "; it seems to hold comments, which rewriting it would lose"
         raise _refuse(path, why) from None
+    except RecursionError:
+        raise _refuse(path, "it is nested deeper than JSON readers go") from None
     except _DuplicateKey as exc:
         # json.loads keeps the last value; writing back would silently drop the others.
         raise _refuse(path, f"it has the key {exc.args[0]!r} twice") from None

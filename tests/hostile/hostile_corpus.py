@@ -58,6 +58,8 @@ def hermetic_env(home: str) -> dict[str, str]:
 # command is in the matrix the day it lands.
 DEFAULT_ARGS: dict[str, list[str]] = {
     "checkpoint": ["-m", "cp"],
+    "install": ["--agent", "all"],
+    "uninstall": ["--agent", "all"],
     "decide": ["--type", "Rule", "use", "plain", "git"],
     "error": ["--type", "T", "--cause", "c", "--fix", "f", "--scope", "s"],
     "restore": ["refs/agy/state"],
@@ -313,6 +315,26 @@ def _job_meta(data: bytes | None = None, link: str | None = None):
     return build
 
 
+SETTINGS_FILES = (".claude/settings.json", ".gemini/settings.json", ".agents/hooks.json")
+
+
+def _settings(data: bytes | None = None, folder: bool = False, link: str | None = None):
+    """The agents' project settings files as `data`, folders or links."""
+
+    def build(repo: Path, env: dict[str, str]) -> None:
+        for name in SETTINGS_FILES:
+            path = repo / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if folder:
+                path.mkdir()
+            elif link is not None:
+                os.symlink(link, path)
+            elif data is not None:
+                path.write_bytes(data)
+
+    return build
+
+
 WRONG_META = {
     "id": JOB_ID,
     "state": 5,
@@ -410,6 +432,20 @@ STATES: list[State] = [
     State("job-meta-fifo", _job_meta(), post=("job-fifo",), also=("job",)),
     State("job-meta-missing", _job_meta(), also=("job",)),
     State("job-folder-link", _job_meta(link="/etc"), also=("job",)),
+    State("settings-garbage", _settings(b"{not json"), also=("install", "uninstall")),
+    State(
+        "settings-deep", _settings(b"[" * 100_000 + b"]" * 100_000), also=("install", "uninstall")
+    ),
+    State("settings-array", _settings(b"[1, 2]"), also=("install", "uninstall")),
+    State(
+        "settings-wrong-hooks",
+        _settings(b'{"hooks": [1, "x", null], "plugins": 5}'),
+        also=("install", "uninstall"),
+    ),
+    State("settings-latin1", _settings(b'{"x": "\xff"}'), also=("install", "uninstall")),
+    State("settings-dir", _settings(folder=True), also=("install", "uninstall")),
+    State("settings-link-readme", _settings(link="../README"), also=("install", "uninstall")),
+    State("settings-fifo", _settings(), post=("settings-fifo",), also=("install", "uninstall")),
     State("read-only-tree", _ok, post=("readonly",), uid=65534, every=True),
     State("full-fs", _ok, post=("fullfs",), every=True),
     State("read-only-fs", _ok, post=("rofs",)),

@@ -175,6 +175,10 @@ def prepare(case: dict, case_dir: Path) -> tuple[Path, Path, list[Path]]:
         elif step == "job-fifo":
             for name in ("meta.json", "result.json", "events.jsonl"):
                 os.mkfifo(repo / ".git" / "agy" / "jobs" / "j-20260102-030405-abcd" / name)
+        elif step == "settings-fifo":
+            for name in (".claude/settings.json", ".gemini/settings.json", ".agents/hooks.json"):
+                (repo / name).parent.mkdir(parents=True, exist_ok=True)
+                os.mkfifo(repo / name)
         elif step == "socket":
             view.unlink(missing_ok=True)
             with socket.socket(socket.AF_UNIX) as sock:
