@@ -74,10 +74,12 @@ def _first_time(brain: BrainLayout, conversation: object) -> bool:
         return True
     key = str(conversation).replace("\n", " ")
     path = brain.injected_path
-    try:
-        with open(path, encoding="utf-8") as handle:
-            seen = handle.read().splitlines()
-    except OSError:
+    from gitstate.storage.view import NotRegular, read_regular
+
+    try:  # a regular file only, bounded, never blocking
+        data = read_regular(path, 1024 * 1024)
+        seen = data.decode("utf-8", errors="replace").splitlines() if data else []
+    except NotRegular:
         seen = []
     if key in seen:
         return False

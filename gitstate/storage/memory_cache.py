@@ -26,25 +26,31 @@ if TYPE_CHECKING:
 def read_text(cache_dir: Path, path: str) -> str | None:
     if not is_memory_path(path):
         return None
+    data = _read(cache_dir / path, READ_LIMIT)
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def _read(path: Path, limit: int) -> bytes | None:
+    """A cache file's bytes, or None: regular files only, non-blocking and bounded, so a FIFO in
+    the cache cannot hold the inject hook (storage/view.py:read_regular)."""
+    from gitstate.storage.view import NotRegular, read_regular
+
     try:
-        with open(cache_dir / path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(READ_LIMIT)
-    except OSError:
+        return read_regular(path, limit)
+    except NotRegular:
         return None
 
 
 def tip(cache_dir: Path) -> str | None:
-    try:
-        return (cache_dir / TIP_FILE).read_text().strip() or None
-    except OSError:
-        return None
+    data = _read(cache_dir / TIP_FILE, 4096)
+    return (data.decode("utf-8", errors="replace").strip() or None) if data else None
 
 
 def _manifest(cache_dir: Path) -> dict[str, str]:
-    try:
-        text = (cache_dir / MANIFEST_FILE).read_text()
-    except OSError:
+    data = _read(cache_dir / MANIFEST_FILE, READ_LIMIT)
+    if data is None:
         return {}
+    text = data.decode("utf-8", errors="replace")
     found = {}
     for line in text.splitlines():
         blob, _, path = line.partition(" ")

@@ -335,6 +335,17 @@ def _settings(data: bytes | None = None, folder: bool = False, link: str | None 
     return build
 
 
+def _brain(repo: Path, env: dict[str, str]) -> None:
+    """A brain inside the repository's git dir (so that each case copies it), with memory."""
+    brain_env = {**env, "AGY_BRAIN": str(repo / ".git" / "hostile-brain")}
+    tool(repo, "memory", "init", env=brain_env)
+    tool(repo, "memory", "add", "--layer", "knowledge", "a", "fact", env=brain_env)
+    tool(repo, "memory", "add", "--layer", "project", "a", "project", "fact", env=brain_env)
+
+
+BRAIN_IN_REPO = (("AGY_BRAIN", "{case}/repo/.git/hostile-brain"),)
+
+
 WRONG_META = {
     "id": JOB_ID,
     "state": 5,
@@ -446,6 +457,14 @@ STATES: list[State] = [
     State("settings-dir", _settings(folder=True), also=("install", "uninstall")),
     State("settings-link-readme", _settings(link="../README"), also=("install", "uninstall")),
     State("settings-fifo", _settings(), post=("settings-fifo",), also=("install", "uninstall")),
+    State("brain-cache-fifo", _brain, post=("brain-fifo",), env=BRAIN_IN_REPO, also=("memory",)),
+    State(
+        "brain-memory-ref-blob",
+        _brain,
+        post=("brain-ref-blob",),
+        env=BRAIN_IN_REPO,
+        also=("memory",),
+    ),
     State("read-only-tree", _ok, post=("readonly",), uid=65534, every=True),
     State("full-fs", _ok, post=("fullfs",), every=True),
     State("read-only-fs", _ok, post=("rofs",)),

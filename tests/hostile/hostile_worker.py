@@ -179,6 +179,29 @@ def prepare(case: dict, case_dir: Path) -> tuple[Path, Path, list[Path]]:
             for name in (".claude/settings.json", ".gemini/settings.json", ".agents/hooks.json"):
                 (repo / name).parent.mkdir(parents=True, exist_ok=True)
                 os.mkfifo(repo / name)
+        elif step == "brain-fifo":  # every file of the brain's plain-text cache a FIFO
+            agy = repo / ".git" / "hostile-brain" / "agy"
+            for folder, _dirs, files in os.walk(agy / "cache"):
+                for name in files:
+                    os.unlink(os.path.join(folder, name))
+                    os.mkfifo(os.path.join(folder, name))
+            (agy / "injected").unlink(missing_ok=True)
+            os.mkfifo(agy / "injected")
+        elif step == "brain-ref-blob":
+            brain = repo / ".git" / "hostile-brain"
+            blob = (
+                subprocess.run(
+                    ["git", "--git-dir", str(brain), "hash-object", "-w", "--stdin"],
+                    input=b"not a commit\n",
+                    capture_output=True,
+                    check=True,
+                )
+                .stdout.decode()
+                .strip()
+            )
+            subprocess.run(
+                ["git", "--git-dir", str(brain), "update-ref", "refs/agy/memory", blob], check=True
+            )
         elif step == "socket":
             view.unlink(missing_ok=True)
             with socket.socket(socket.AF_UNIX) as sock:
