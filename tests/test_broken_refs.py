@@ -418,3 +418,24 @@ def test_pre_push_carries_no_damaged_ref(repo: Repo, cli: Any, kind: str) -> Non
     assert planned.specs == []  # what the pre-push hook (and sync) would send
     assert any(w.startswith(f"{STATE} (") for w in planned.withheld), planned.withheld
     assert any(w.startswith("refs/notes/agy/decisions (") for w in planned.withheld)
+
+
+def test_a_nul_in_the_tips_title_reaches_no_reflog_line(repo: Repo, cli: Any) -> None:
+    """archive names its reflog line after the task: a NUL there made libgit2 refuse the move
+    (an internal error); the line is one line of text instead."""
+    from tests.support import EN_SAMPLE
+
+    two_snapshots(cli)
+    blob = repo.path / ".nul"
+    blob.write_bytes(EN_SAMPLE.replace("with backoff\n", "with back\0off\n", 1).encode())
+    oid = repo.git("hash-object", "-w", str(blob)).strip()
+    blob.unlink()
+    tree = repo.git("mktree", input=f"100644 blob {oid}\tSTATE.md\n").strip()
+    tip = repo.git("commit-tree", tree, "-p", STATE, "-m", "x\n\nAgy-Format: 1").strip()
+    repo.git("update-ref", STATE, tip)
+    repo.view.unlink()
+    result = cli("archive")
+    assert "internal error" not in result.stderr, result.stderr
+    assert result.exit_code == 0, result.stderr
+    line = (repo.path / ".git" / "logs" / STATE).read_bytes().splitlines()[-1]
+    assert b"\0" not in line and b"agy-state: " in line

@@ -22,6 +22,7 @@ FORMAT_VERSION = "1"
 STATE_FILE = VIEW_NAME
 _TRAILER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
 _BACK_RE = re.compile(r"^~(\d*)$")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Snapshot(NamedTuple):
@@ -263,7 +264,7 @@ class Store:
         if data is None:
             return None
         try:
-            return data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = data.count(b"\n", 0, exc.start) + 1
             raise BrokenRef(
@@ -271,6 +272,7 @@ class Store:
                 f"snapshot {commit[:12]} holds a STATE.md that is not UTF-8 text (line {line})",
                 hint=_SNAPSHOT_HINT.format(ref=self.layout.state_ref),
             ) from None
+        return text
 
     def state_blob(self, commit: str) -> str | None:
         return self._state_entry(commit)
@@ -415,6 +417,9 @@ class Store:
         Any other failure is said as what it is, not retried as a race: a ref that is broken
         (BrokenRef) or one the file system would not let us write (CannotWrite: read-only,
         full, permission denied), with the ref left as it was."""
+        # A reflog line is one line of text: a NUL or a newline from a damaged document's title
+        # would make libgit2 (and git's argv) refuse the update itself.
+        reason = _CONTROLS.sub(" ", reason)
         self._ensure_reflog(ref)
         refs = self.repo.references
         try:
