@@ -81,20 +81,7 @@ DEFAULT_ARGS: dict[str, list[str]] = {
 }
 # The commands that read STATE.md, the state refs or the snapshot: run against every state (the
 # others run against the states marked every=True).
-READERS = {
-    "archive",
-    "check",
-    "checkout",
-    "diff",
-    "doctor",
-    "log",
-    "patch",
-    "restore",
-    "save",
-    "show",
-    "status",
-    "hook post-commit",
-}
+READERS = {"archive", "check", "checkout", "doctor", "patch", "save", "show", "status"}
 STDIN_FOR: dict[str, str] = {
     "memory edit": "memory.md",
     "hook pre-push": "push-lines",
@@ -395,12 +382,12 @@ STATES: list[State] = [
     State("healthy", _ok, json_too=True, inputs=True, every=True),
     State("no-commits", _no_commits, every=True),
     State("bare-config", _bare_inside),
-    State("state-ref-blob", _ref_to("refs/agy/state", "blob"), json_too=True, every=True),
+    State("state-ref-blob", _ref_to("refs/agy/state", "blob"), every=True),
     State("state-ref-tree", _ref_to("refs/agy/state", "tree")),
     State("state-ref-tag", _ref_to("refs/agy/state", "tag")),
     State("state-ref-code-commit", _ref_to("refs/agy/state", "commit")),
     State("state-ref-missing", _ref_file("refs/agy/state", "1" * 40 + "\n")),
-    State("state-ref-garbage", _ref_file("refs/agy/state", "garbage\n"), every=True),
+    State("state-ref-garbage", _ref_file("refs/agy/state", "garbage\n"), also=("log", "diff")),
     State("state-ref-symbolic", _symbolic),
     State("notes-ref-blob", _ref_to("refs/notes/agy/decisions", "blob")),
     State("archive-ref-tree", _ref_to("refs/agy/archive/old", "tree")),
@@ -433,7 +420,7 @@ STATES: list[State] = [
         "config-user-dotdot", _config(("agy.user", ".."), ("user.email", "../@x")), also=("sync",)
     ),
     State("config-user-odd", _config(("agy.user", "a b:c/../d\\e")), also=("sync",)),
-    State("brain-is-a-file", _ok, env=(("AGY_BRAIN", "{case}/repo/README"),), every=True),
+    State("brain-is-a-file", _ok, env=(("AGY_BRAIN", "{case}/repo/README"),), also=("memory",)),
     State("brain-is-a-worktree", _ok, env=(("AGY_BRAIN", "{case}/repo"),), also=("memory",)),
     State("brain-is-dev-null", _ok, env=(("AGY_BRAIN", "/dev/null"),), also=("memory",)),
     State("job-meta-garbage", _job_meta(b"{not json"), also=("job",)),

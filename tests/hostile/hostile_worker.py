@@ -145,6 +145,40 @@ def fill(folder: Path) -> None:
             pass
 
 
+def _link_or_copy(source: str, target: str) -> None:
+    """Pack files are never written in place (git replaces them): a hard link shares one safely
+    and saves the copy; everything else is copied."""
+    if f"{os.sep}objects{os.sep}pack{os.sep}" in source:
+        try:
+            os.link(source, target)
+            return
+        except OSError:
+            pass  # another file system (the tmpfs cases)
+    shutil.copy2(source, target)
+
+
+class TimedOut(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise TimedOut
+
+
+def wait(pid: int, timeout: float) -> int | None:
+    """The child's wait status, or None after killing its process group at the timeout."""
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return os.waitpid(pid, 0)[1]
+    except TimedOut:
+        os.killpg(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 def prepare(case: dict, case_dir: Path) -> tuple[Path, Path, list[Path]]:
     """The case's repository and home; the mount points to undo afterwards."""
     mounts: list[Path] = []
@@ -155,7 +189,7 @@ def prepare(case: dict, case_dir: Path) -> tuple[Path, Path, list[Path]]:
     else:
         case_dir.mkdir(parents=True)
     repo, home = case_dir / "repo", case_dir / "home"
-    shutil.copytree(case["template"], repo, symlinks=True)
+    shutil.copytree(case["template"], repo, symlinks=True, copy_function=_link_or_copy)
     shutil.copytree(case["home"], home, symlinks=True)
     view = repo / "STATE.md"
     if case.get("stdin_subst"):  # an agent payload naming the case's own work tree
@@ -241,6 +275,7 @@ def child(case: dict, repo: Path, home: Path, case_dir: Path, outputs: Path) -> 
     code = 1
     try:
         os.setsid()
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the server's timeout handler is not ours
         env = {
             key: value.replace("{home}", str(home)).replace("{case}", str(case_dir))
             for key, value in case["env"].items()
@@ -323,20 +358,7 @@ def run_case(case: dict, scratch: Path, listed_before: dict[str, str]) -> dict:
         pid = os.fork()
         if pid == 0:
             child(case, repo, home, case_dir, outputs)
-        deadline = time.monotonic() + case["timeout"]
-        status = None
-        delay = 0.001
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline:
-                os.killpg(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                status = None
-                break
-            time.sleep(delay)
-            delay = min(delay * 2, 0.02)
+        status = wait(pid, case["timeout"])
         if status is None:
             result["code"] = "timeout"
         elif os.WIFSIGNALED(status):
