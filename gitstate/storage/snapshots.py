@@ -421,7 +421,6 @@ class Store:
         # would make libgit2 (and git's argv) refuse the update itself.
         reason = _CONTROLS.sub(" ", reason)
         self._ensure_reflog(ref)
-        refs = self.repo.references
         try:
             if expected is None:
                 return self._create(ref, new, reason)
@@ -434,7 +433,7 @@ class Store:
         except (pygit2.GitError, OSError, pygit2.AlreadyExistsError) as exc:
             if self._clear_stale_ref_lock(ref):
                 return False  # a lock someone held: retry
-            found = refs.get(ref)
+            found = self.reference(ref)
             if found is None or str(found.target) != expected:
                 return False  # it moved under us: the caller retries
             raise CannotWrite(
