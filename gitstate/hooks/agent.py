@@ -211,6 +211,8 @@ def run(argv: list[str], stdin: TextIO | None = None) -> int:
     layout: Layout | None = None
     try:
         found = discover(hook.project_dir())
+        if found is not None and not os.path.exists(os.path.join(found.gitdir, "HEAD")):
+            found = None  # a .git file naming no git dir: no repository (git says so too)
         refusal = owner_refusal(found) if found is not None else None
         if refusal is not None:
             # Nothing from a repository git would not open, and nothing written into it.
@@ -504,7 +506,7 @@ def _log_failure(layout: Layout | None, event: str, agent: str | None, exc: Base
         import traceback
 
         folder = layout.agy_dir
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(exist_ok=True)  # inside an existing git dir only, never a path made up
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         trace = "".join(traceback.format_exception(exc)).rstrip()
         with open(folder / "hook.log", "a", encoding="utf-8") as log:

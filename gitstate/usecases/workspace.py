@@ -48,6 +48,13 @@ class Workspace:
     @classmethod
     def open(cls, start: Path | str | None = None) -> Workspace:
         layout = discover(start)
+        if layout is not None and not (layout.gitdir / "HEAD").exists():
+            # A .git file (or GIT_DIR) naming no git dir: git stops there too, and so do we.
+            raise NotARepository(
+                f"not a git repository: {layout.gitdir}",
+                hint=f"{layout.workdir or 'GIT_DIR'} names a git dir that does not exist; "
+                "git worktree repair fixes a moved worktree",
+            )
         if layout is None:
             import pygit2
 

@@ -330,6 +330,21 @@ def _brain(repo: Path, env: dict[str, str]) -> None:
     tool(repo, "memory", "add", "--layer", "project", "a", "project", "fact", env=brain_env)
 
 
+def _worktree(then: Callable[[Path, dict[str, str]], None] | None = None):
+    """A linked worktree `wt` inside the repository (its git files are re-pointed at each case's
+    copy by the worker), with a saved state of its own; `then` breaks something after."""
+
+    def build(repo: Path, env: dict[str, str]) -> None:
+        git(repo, "worktree", "add", "-q", "-b", "side", "wt", env=env)
+        (repo / ".git" / "info" / "exclude").write_text("STATE.md\nwt/\n")
+        (repo / "wt" / "STATE.md").write_text(EN_SAMPLE)
+        tool(repo / "wt", "save", "-m", "in the worktree", env=env)
+        if then is not None:
+            then(repo, env)
+
+    return build
+
+
 BRAIN_IN_REPO = (("AGY_BRAIN", "{case}/repo/.git/hostile-brain"),)
 
 
@@ -376,6 +391,7 @@ class State:
     inputs: bool = False  # also run the odd-input cases here
     every: bool = False  # every command here; elsewhere only READERS (the suite's time budget)
     also: tuple[str, ...] = ()  # and the commands whose name starts with one of these
+    cwd: str = ""  # where the command runs, inside the repository
 
 
 STATES: list[State] = [
@@ -452,6 +468,15 @@ STATES: list[State] = [
         env=BRAIN_IN_REPO,
         also=("memory",),
     ),
+    State("worktree", _worktree(), post=("worktree",), cwd="wt", every=True),
+    State(
+        "worktree-ref-blob",
+        _worktree(_ref_to("refs/agy/wt/wt/state", "blob")),
+        post=("worktree",),
+        cwd="wt",
+    ),
+    State("worktree-fifo", _worktree(), post=("worktree", "wt-fifo"), cwd="wt"),
+    State("worktree-gitfile-garbage", _worktree(), post=("worktree", "wt-garbage"), cwd="wt"),
     State("read-only-tree", _ok, post=("readonly",), uid=65534, every=True),
     State("full-fs", _ok, post=("fullfs",), every=True),
     State("read-only-fs", _ok, post=("rofs",)),

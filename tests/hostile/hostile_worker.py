@@ -193,7 +193,8 @@ def prepare(case: dict, case_dir: Path) -> tuple[Path, Path, list[Path]]:
     shutil.copytree(case["home"], home, symlinks=True)
     view = repo / "STATE.md"
     if case.get("stdin_subst"):  # an agent payload naming the case's own work tree
-        data = Path(case["stdin"]).read_bytes().replace(b"{cwd}", str(repo).encode())
+        here = str(repo / case.get("cwd", "")).rstrip("/")
+        data = Path(case["stdin"]).read_bytes().replace(b"{cwd}", here.encode())
         (case_dir / ".stdin").write_bytes(data)
         case["stdin"] = str(case_dir / ".stdin")
     for step in post:
@@ -236,6 +237,14 @@ def prepare(case: dict, case_dir: Path) -> tuple[Path, Path, list[Path]]:
             subprocess.run(
                 ["git", "--git-dir", str(brain), "update-ref", "refs/agy/memory", blob], check=True
             )
+        elif step == "worktree":  # re-point the linked worktree's git files at this copy
+            (repo / "wt" / ".git").write_text(f"gitdir: {repo}/.git/worktrees/wt\n")
+            (repo / ".git" / "worktrees" / "wt" / "gitdir").write_text(f"{repo}/wt/.git\n")
+        elif step == "wt-fifo":
+            (repo / "wt" / "STATE.md").unlink()
+            os.mkfifo(repo / "wt" / "STATE.md")
+        elif step == "wt-garbage":
+            (repo / "wt" / ".git").write_text(f"gitdir: {repo}/no-such-gitdir\n")
         elif step == "socket":
             view.unlink(missing_ok=True)
             with socket.socket(socket.AF_UNIX) as sock:

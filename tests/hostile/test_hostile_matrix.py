@@ -207,6 +207,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict
                 "home": str(home),
                 "post": [*state.post, *case.post],
                 "uid": state.uid,
+                "cwd": state.cwd,
                 "argv": case.argv,
                 "stdin": stdin,
                 "stdin_subst": case.agent_hook,
