@@ -38,13 +38,20 @@ hook.add_command(_agent_event("pre-compact", "Save the view before compaction.")
 @hook.command(name="pre-push")
 @click.argument("remote")
 @click.argument("url", required=False)
-@click.option("--after", type=int, help="Wait for this process (the user's push) to end first.")
+@click.option(
+    "--after",
+    type=click.IntRange(min=2),  # 0, 1 and negative numbers name no push (kill(2) groups, init)
+    help="Wait for this process (the user's push) to end first.",
+)
 def pre_push(remote: str, url: str | None, after: int | None) -> None:
     """Carry your agy refs to the agy remote after the push (git runs this; it reads git's ref
     lines on stdin). Without --after it returns at once and the step waits in the background."""
     from gitstate.hooks import git
 
-    lines = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(git.MAX_STDIN)
+    lines = ""
+    if sys.stdin is not None and not sys.stdin.isatty():
+        # Bytes, bounded: git's ref lines are ASCII; anything else is no ref line (ignored).
+        lines = sys.stdin.buffer.read(git.MAX_STDIN).decode("utf-8", errors="replace")
     if after is None:
         git.detach_pre_push(remote, url, lines)
     else:

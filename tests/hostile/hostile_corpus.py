@@ -619,6 +619,32 @@ ODD_INPUTS: dict[str, tuple[list[str], str | None, tuple[str, ...]]] = {
         "/dev/zero",
         (),
     ),
+    "hook-pre-push-garbage-lines": (
+        ["hook", "pre-push", "--after", DEAD_PID, "origin"],
+        "push-garbage",
+        (),
+    ),
+    "hook-pre-push-negative-after": (["hook", "pre-push", "--after", "-1", "origin"], None, ()),
+    "hook-pre-push-dash-remote": (["hook", "pre-push", "--after", DEAD_PID, "--", "-x"], None, ()),
+    "job-run-timeout-garbage": (["job", "run", "--text", "t", "--timeout", "soon"], None, ()),
+    "job-run-model-option-like": (["job", "run", "--text", "t", "--model", "--x"], None, ()),
+    "job-run-text-controls": (["job", "run", "--text", "a\x1b[2Jb"], None, ()),
+    "job-run-text-huge": (["job", "run", "--text", "x" * 300_000], None, ()),
+    "decide-supersedes-dotdot": (
+        ["decide", "--type", "Rule", "--supersedes", "../x", "t"],
+        None,
+        (),
+    ),
+    "decide-controls": (["decide", "--type", "Rule", "a\x1b]0;x\x07b"], None, ()),
+    "error-huge": (
+        ["error", "--type", "T", "--cause", "c" * 300_000, "--fix", "f", "--scope", "s"],
+        None,
+        (),
+    ),
+    "memory-search-fts-syntax": (["memory", "search", 'NEAR("a" "b", -1) OR *'], None, ()),
+    "memory-search-huge": (["memory", "search", "q" * 200_000], None, ()),
+    "memory-show-layer-bad": (["memory", "show", "--layer", "../x"], None, ()),
+    "show-section-bad": (["show", "--section", "../x"], None, ()),
     "hook-post-checkout-junk": (["hook", "post-checkout", "../x", "--y", "zz"], None, ()),
     "hook-unknown-agent": (["hook", "inject", "--agent", "nobody"], None, ()),
     "hook-extra-arg": (["hook", "stop-guard", "extra"], None, ()),
@@ -642,6 +668,9 @@ def write_inputs(folder: Path, head: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "memory.md").write_text("# Memory\n\n- a fact\n")
     (folder / "push-lines").write_text(f"refs/heads/main {head} refs/heads/main {ZERO}\n")
+    (folder / "push-garbage").write_bytes(
+        b"garbage\n\xff\xfe not utf-8\nrefs/heads/x zz refs/heads/y\n" + b"a" * 100_000 + b"\n"
+    )
     for event in AGENT_EVENTS:
         for name, (_agent, data) in agent_payloads(event, "{cwd}").items():
             (folder / f"payload-{event}-{name}").write_bytes(data)

@@ -215,6 +215,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict
                 "timeout": TIMEOUT,
             }
         )
+    top_before = set(os.listdir("/"))
     pool = Pool(scratch, max(1, min(4, os.cpu_count() or 2)))
     try:
         by_number = pool.run(specs)
@@ -222,6 +223,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict
         pool.close()
         shutil.rmtree(scratch, ignore_errors=True)
     found = {case.id: by_number[n] for n, case in enumerate(CASES)}
+    # A case that wrote outside its copy (a hostile path followed to the root): named here.
+    found["/"] = {"new": sorted(set(os.listdir("/")) - top_before)}
     if DUMP:
         Path(DUMP).write_text(json.dumps(found, indent=1))
     yield found
@@ -314,6 +317,10 @@ def test_hostile(case: Case, results: dict[str, dict[str, Any]]) -> None:
         + f"\nexit: {result.get('code')}\nstdout: {result.get('stdout', '')[:2000]}"
         + f"\nstderr: {result.get('stderr', '')[:2000]}"
     )
+
+
+def test_no_case_wrote_outside_its_copy(results: dict[str, dict[str, Any]]) -> None:
+    assert results["/"]["new"] == []
 
 
 def test_every_command_is_in_the_matrix() -> None:
