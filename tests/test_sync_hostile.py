@@ -361,3 +361,25 @@ def test_bad_archives_job_records_and_tags_are_skipped_and_good_ones_received(ne
     assert report["received"] == ["refs/agy/archive/good"]
     assert a.ref("refs/agy/archive/good") == good
     assert json.loads(a.ok("archives", "--json"))  # the listing reads what was received
+
+
+def test_a_merge_over_the_document_limit_is_not_committed(net: Net) -> None:
+    """Two sides each within 1 MiB can merge to more: such a chain would refuse every later
+    save and patch, so the merge is skipped (one warning, exit 1) and nothing moves."""
+    a, b = net.clone("a"), net.clone("b")
+    start_task(a)
+    assert a.run("sync").returncode == 0
+    assert b.run("sync").returncode == 0
+    words = " ".join(f"w{n}" for n in range(110_000))  # ~700 KB of plain words
+    for machine, side in ((a, "a"), (b, "b")):
+        ops = {"ops": [{"op": "add", "section": "key_data", "text": f"{side}: {words}"}]}
+        proc = machine.run("patch", "--ops", "-", input=json.dumps(ops))
+        assert proc.returncode == 0, proc.stderr
+    assert a.run("sync").returncode == 0
+    before = b.tip()
+    proc = b.run("sync")
+    assert proc.returncode == 1, proc.stderr
+    assert "over the 1,048,576-byte limit" in proc.stderr and proc.stderr.count("warning:") == 1
+    assert b.tip() == before and len(b.view.read_bytes()) < MIB
+    assert net.remote_ref() == a.tip()  # b's side was held back, not pushed over a's
+    assert b.run("status").returncode == 0

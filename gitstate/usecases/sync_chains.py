@@ -11,7 +11,7 @@ import pygit2
 
 from gitstate.document.language import KEYS
 from gitstate.document.merge import merge_documents
-from gitstate.document.model import Document, render, template
+from gitstate.document.model import MAX_BYTES, Document, render, template
 from gitstate.errors import WorkAtRisk
 from gitstate.storage.snapshots import Store, compose_message
 from gitstate.usecases import state
@@ -72,8 +72,19 @@ def _merge_commit(
     if conflicts:
         subject += " with conflicts in " + ", ".join(conflicts)
     data = render(result).encode() if result is not None else None
+    if data is not None and len(data) > MAX_BYTES:
+        raise _TooBig(len(data))
     commit = store.create_snapshot(data, [local, remote], compose_message(subject, trailers))
     return commit, conflicts, over
+
+
+class _TooBig(Exception):
+    """The merge of two sides, each within the document limit, is not: committing it would
+    leave a chain every later save and patch refuses (docs/sync.md)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
 
 
 def _archive_meets_edits(
@@ -123,7 +134,14 @@ def merge_chain(ws: Workspace, local_ref: str, remote: str, source: str) -> Chai
             if store.compare_and_swap(local_ref, local, remote, f"agy-state sync: {source}"):
                 return ChainResult(local_ref, "fast-forward", remote)
             continue
-        commit, conflicts, over = _merge_commit(ws, local, remote, source)
+        try:
+            commit, conflicts, over = _merge_commit(ws, local, remote, source)
+        except _TooBig as big:
+            why = (
+                f"merged with {local_ref} its STATE.md would be {big.size:,} bytes, over the "
+                f"{MAX_BYTES:,}-byte limit; nothing was merged (shorten one side, then sync again)"
+            )
+            return ChainResult(local_ref, "skipped", local, reason=why)
         if store.compare_and_swap(local_ref, local, commit, f"agy-state sync: merge {source}"):
             return ChainResult(local_ref, "merged", commit, conflicts, over)
     raise WorkAtRisk(f"{local_ref} kept moving during sync; try again")
