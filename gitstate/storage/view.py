@@ -182,10 +182,10 @@ def _record_path(layout: Layout) -> Path:
 def read_record(layout: Layout) -> Record | None:
     """The record: a line `<snapshot> <blob> <ref>`, then optionally `author <ident>`;
     anything else counts as no record."""
-    try:
-        with open(_record_path(layout), "rb") as handle:
-            text = handle.read(4096).decode()
-    except (OSError, UnicodeDecodeError):
+    try:  # a regular file only, never blocking: the stop guard reads it every turn
+        data = read_regular(_record_path(layout), 4096)
+        text = data.decode() if data is not None else ""
+    except (NotRegular, UnicodeDecodeError):
         return None
     lines = text.splitlines()
     fields = lines[0].split() if lines else []

@@ -244,6 +244,22 @@ def _ref_file(ref: str, content: str) -> Callable[[Path, dict[str, str]], None]:
     return build
 
 
+def _agy_entry(name: str, folder: bool):
+    """<gitdir>/agy/NAME replaced: by a folder, or (NAME "") the agy folder itself by a file."""
+
+    def build(repo: Path, env: dict[str, str]) -> None:
+        agy = repo / ".git" / "agy"
+        if not name:
+            shutil.rmtree(agy)
+            agy.write_text("not a folder\n")
+            return
+        path = agy / name
+        path.unlink(missing_ok=True)
+        path.mkdir() if folder else path.write_text("")
+
+    return build
+
+
 def _symbolic(repo: Path, env: dict[str, str]) -> None:
     git(repo, "symbolic-ref", "refs/agy/state", "refs/heads/main", env=env)
 
@@ -477,6 +493,12 @@ STATES: list[State] = [
     ),
     State("worktree-fifo", _worktree(), post=("worktree", "wt-fifo"), cwd="wt"),
     State("worktree-gitfile-garbage", _worktree(), post=("worktree", "wt-garbage"), cwd="wt"),
+    State("view-record-garbage", _ref_file("agy/view", "\x00garbage\n\xff")),
+    State("view-record-dir", _agy_entry("view", folder=True)),
+    State("view-record-fifo", _ok, post=("record-fifo",)),
+    State("lock-is-a-dir", _agy_entry("lock", folder=True), also=("decide", "checkpoint")),
+    State("lock-is-a-fifo", _ok, post=("lock-fifo",), also=("decide", "checkpoint")),
+    State("agy-dir-is-a-file", _agy_entry("", folder=False), every=True),
     State("read-only-tree", _ok, post=("readonly",), uid=65534, every=True),
     State("full-fs", _ok, post=("fullfs",), every=True),
     State("read-only-fs", _ok, post=("rofs",)),

@@ -245,6 +245,10 @@ def prepare(case: dict, case_dir: Path) -> tuple[Path, Path, list[Path]]:
             os.mkfifo(repo / "wt" / "STATE.md")
         elif step == "wt-garbage":
             (repo / "wt" / ".git").write_text(f"gitdir: {repo}/no-such-gitdir\n")
+        elif step in ("record-fifo", "lock-fifo"):
+            path = repo / ".git" / "agy" / ("view" if step == "record-fifo" else "lock")
+            path.unlink(missing_ok=True)
+            os.mkfifo(path)
         elif step == "socket":
             view.unlink(missing_ok=True)
             with socket.socket(socket.AF_UNIX) as sock:
