@@ -85,8 +85,16 @@ def _cases() -> list[Case]:
             if state.every or state.name in MALFORMED_STATES:  # plain CLI mode, no payload
                 cases.append(Case(f"{state.name}:hook {event} (cli)", state.name, ["hook", event]))
             payloads = list(agent_payloads(event, "").items())
-            if not state.every:  # one agent's payload per event, a different one each state
+            if state.every and state.name not in MALFORMED_STATES:  # two payloads, rotating
+                payloads = [payloads[(index + event_index + k) % len(payloads)] for k in (0, 1)]
+            elif not state.every:  # one agent's payload per event, a different one each state
                 payloads = [payloads[(index + event_index) % len(payloads)]]
+                if (
+                    not state.post
+                    and not state.name.startswith("view")
+                    and event_index != (index % len(AGENT_EVENTS))
+                ):
+                    continue  # a state of refs or files: one hook event, rotating
             for name, (agent, _data) in payloads:
                 argv = ["hook", event, *(["--agent", agent] if agent else [])]
                 cases.append(
