@@ -14,6 +14,7 @@ directory is refused, never followed or opened for reading), opened non-blocking
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -205,10 +206,31 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         with open(tmp, "wb") as handle:
             handle.write(data)
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except IsADirectoryError:  # name what is in the way, not our temporary file
+            raise IsADirectoryError(errno.EISDIR, "it is a directory", str(path)) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def check_record_writable(layout: Layout) -> None:
+    """Refuse before any ref moves when the record could not be replaced afterwards: its path
+    holds a directory or another non-regular file (CannotWrite, exit 1)."""
+    path = _record_path(layout)
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    what = _kind(mode)
+    if what is not None:
+        from gitstate.errors import CannotWrite
+
+        raise CannotWrite(
+            f"cannot write {path}: it is {what}, not a regular file; nothing was saved",
+            hint=f"move it away (mv {path} {path}.old), then try again",
+        )
 
 
 def write_record(layout: Layout, record: Record) -> None:

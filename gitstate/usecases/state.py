@@ -225,6 +225,7 @@ def write(
             over = _over_limit(report)
             if over:  # kept, not refused: a merge may break a limit; `check` says what to shrink
                 written.append(("Agy-Conflict", ", ".join(over)))
+            view.check_record_writable(layout)  # nothing moves that could not be finished
             commit = store.create_snapshot(
                 text.encode(), [tip] if tip else [], compose_message(line, written)
             )

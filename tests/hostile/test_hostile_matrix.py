@@ -47,12 +47,7 @@ WORKER = Path(__file__).with_name("hostile_worker.py")
 MALFORMED_STATES = ("healthy", "view-fifo")
 # Cases known to fail and not yet fixed, each with the issue-12 item it belongs to; listed in the
 # final report. Empty when everything holds.
-EXCLUDED: dict[str, str] = {
-    # Issue 12 item 2/4 (usecases/state.py, storage/view.py: the patch/limits helper's files):
-    # with <gitdir>/agy/view a directory, patch commits the snapshot, then fails to write the
-    # view's record (naming its temporary file), exit 1 with the ref moved.
-    "view-record-dir:patch": "issue 12 item 2/4",
-}
+EXCLUDED: dict[str, str] = {}
 # Read at import: the hermetic fixture clears AGY_* from the environment of each test.
 ONLY = os.environ.get("AGY_HOSTILE_ONLY")  # a developer's filter: the cases whose id holds it
 DUMP = os.environ.get("AGY_HOSTILE_DUMP")  # a file to write every result to, as JSON
