@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 import sys
 
 import click
@@ -11,6 +10,7 @@ import click
 from gitstate.cli.output import json_option, report_written
 from gitstate.document import patch as patch_mod
 from gitstate.errors import UsageError
+from gitstate.storage import view
 from gitstate.usecases import patch as patch_uc
 from gitstate.usecases.workspace import Workspace
 
@@ -149,60 +149,21 @@ def _read_stdin() -> bytes:
     return bytes(data)
 
 
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _not_regular(path: str, mode: int) -> UsageError | None:
-    if stat.S_ISREG(mode):
-        return None
-    what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    return UsageError(
-        f"--ops {path}: it is {what}, not a regular file",
-        hint="--ops reads a regular file, or - for stdin: … | git agy-state patch --ops -",
-    )
-
-
 def _read_regular(path: str) -> bytes:
-    """At most OPS_LIMIT + 1 bytes of a regular file. A FIFO or device is refused before it is
-    opened (opening some devices has effects); the open is non-blocking, and the file opened
-    must be the one looked at (nothing swapped in between)."""
+    """At most OPS_LIMIT + 1 bytes of a regular file (a link to one is followed: the user named
+    it), through the one bounded, non-blocking reader (storage/view.py): a FIFO, device or
+    /dev/zero is refused at once, never opened for reading."""
     try:
-        before = os.stat(path)
-    except FileNotFoundError:
-        raise UsageError(f"no such file: {path}") from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    refused = _not_regular(path, before.st_mode)
-    if refused is not None:
-        raise refused
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        now = os.fstat(fd)
-        refused = _not_regular(path, now.st_mode)
-        if refused is not None:
-            raise refused
-        if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
-            raise UsageError(f"cannot read {path}: it was replaced while being read")
-        chunks = []
-        left = OPS_LIMIT + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    finally:
-        os.close(fd)
+        data = view.read_regular(os.path.realpath(path), OPS_LIMIT + 1)
+    except ValueError as exc:  # a NUL in the path
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    except view.NotRegular as exc:
+        if exc.what.startswith("unreadable: "):
+            raise UsageError(f"cannot read {path}: {exc.what[len('unreadable: ') :]}") from None
+        raise UsageError(
+            f"--ops {path}: it is {exc.what}, not a regular file",
+            hint="--ops reads a regular file, or - for stdin: … | git agy-state patch --ops -",
+        ) from None
+    if data is None:
+        raise UsageError(f"no such file: {path}")
+    return data
