@@ -18,21 +18,11 @@ from test_sync import (
     USER,
     Machine,
     Net,
-    run_git,
+    net,
     start_task,
 )
 
-
-@pytest.fixture
-def net(tmp_path: Path, hermetic: Path) -> Net:
-    """A bare remote with one commit on main (as in test_sync)."""
-    remote = tmp_path / "remote.git"
-    run_git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "seed"
-    run_git(tmp_path, "init", "-q", "-b", "main", str(seed))
-    run_git(seed, "commit", "-q", "--allow-empty", "-m", "initial")
-    run_git(seed, "push", "-q", str(remote), "main")
-    return Net(tmp_path, remote)
+__all__ = ["net"]  # the fixture, shared with test_sync
 
 
 def ssh_key(where: Path, name: str) -> Path:

@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
 from typing import Any
 
-import pytest
 from test_sync import (
     EMAIL,
     MATE_EMAIL,
@@ -22,23 +20,14 @@ from test_sync import (
     USER,
     Machine,
     Net,
-    run_git,
+    net,
     start_task,
 )
 
 MIB = 1024 * 1024
 
 
-@pytest.fixture
-def net(tmp_path: Path, hermetic: Path) -> Net:
-    """A bare remote with one commit on main (as in test_sync)."""
-    remote = tmp_path / "remote.git"
-    run_git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "seed"
-    run_git(tmp_path, "init", "-q", "-b", "main", str(seed))
-    run_git(seed, "commit", "-q", "--allow-empty", "-m", "initial")
-    run_git(seed, "push", "-q", str(remote), "main")
-    return Net(tmp_path, remote)
+__all__ = ["net"]  # the fixture, shared with test_sync
 
 
 def plumb(

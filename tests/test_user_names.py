@@ -7,26 +7,14 @@ refused with a hint, never merged into the first one's state.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from test_sync import Machine, Net, run_git, start_task
+from test_sync import Machine, Net, net, run_git, start_task
 from test_sync_hostile import synced
 
 from gitstate.usecases.carry import user_slug
 from gitstate.usecases.sync_trust import Trust
 
-
-@pytest.fixture
-def net(tmp_path: Path, hermetic: Path) -> Net:
-    """A bare remote with one commit on main (as in test_sync)."""
-    remote = tmp_path / "remote.git"
-    run_git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "seed"
-    run_git(tmp_path, "init", "-q", "-b", "main", str(seed))
-    run_git(seed, "commit", "-q", "--allow-empty", "-m", "initial")
-    run_git(seed, "push", "-q", str(remote), "main")
-    return Net(tmp_path, remote)
+__all__ = ["net"]  # the fixture, shared with test_sync
 
 
 def person(net: Net, name: str, email: str, agy_user: str | None) -> Machine:
