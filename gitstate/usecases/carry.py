@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from gitstate.errors import Failure, UsageError
+from gitstate.errors import Failure
 from gitstate.storage import gitcli
 from gitstate.usecases.workspace import Workspace
 
@@ -85,16 +85,6 @@ def own_emails(ws: Workspace) -> frozenset[str]:
 
 
 # ---- where ----------------------------------------------------------------------------------
-
-
-def refuse_option_like(value: str, what: str = "remote") -> None:
-    """A remote name or URL that begins with `-` would reach git as an option
-    (`--upload-pack=…` runs a command): refused, whatever else protects the call."""
-    if value.startswith("-"):
-        raise UsageError(
-            f"{what} {value!r} begins with '-'; refusing it",
-            hint="name a configured remote (git remote -v) or a URL",
-        )
 
 
 def team_remote(ws: Workspace) -> str | None:

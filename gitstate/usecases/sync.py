@@ -41,7 +41,7 @@ def choose_remote(ws: Workspace, given: str | None) -> tuple[str, str]:
     """(what to pass to git, a name safe for refs/agy-remotes/<name>/…)."""
     names = remotes(ws)
     if given:
-        carry.refuse_option_like(given)  # `--upload-pack=…` must never reach git as an option
+        gitcli.refuse_option_like(given)  # `--upload-pack=…` must never reach git as an option
         if given in names:
             return given, given
         if "/" in given or ":" in given or os.path.isdir(given):
