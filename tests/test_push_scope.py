@@ -13,20 +13,17 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
+from test_git_hooks import wait_until
 
 EMAIL = "dev@example.com"
 USER = "dev-example.com"
 MATE_EMAIL = "mate@example.org"
 MATE = "mate-example.org"
 MINE = f"refs/agy/users/{USER}/state"
-T = TypeVar("T")
 
 
 def run_git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
@@ -51,19 +48,6 @@ def refs_of(bare: Path, prefix: str = "refs/") -> dict[str, str]:
 
 def agy_refs(bare: Path) -> set[str]:
     return {r for r in refs_of(bare) if not r.startswith("refs/heads/")}
-
-
-def wait_until(probe: Callable[[], T], timeout: float = 20.0) -> T:
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up after {timeout:.0f}s waiting for {probe.__name__}")
-        time.sleep(delay)
-        delay = min(delay * 1.5, 0.2)
 
 
 @dataclass
