@@ -37,10 +37,11 @@ from gitstate.document.model import Document, render
 from gitstate.document.patch import Patch, SetSection
 from gitstate.document.validate import check_text
 from gitstate.storage.snapshots import FORMAT_VERSION, compose_message
-from gitstate.usecases import carry, history
-from gitstate.usecases import patch as patch_uc
-from gitstate.usecases import state as state_uc
-from gitstate.usecases import sync as sync_uc
+from gitstate.usecases.state import history
+from gitstate.usecases.state import patch as patch_uc
+from gitstate.usecases.state import writer as state_uc
+from gitstate.usecases.sync import carry
+from gitstate.usecases.sync import run as sync_uc
 from gitstate.usecases.workspace import Workspace
 
 CLI = [sys.executable, "-m", "gitstate"]
@@ -78,7 +79,7 @@ SECTIONS: dict[str, list[str]] = {
         "- [x] Keep the view record next to the lock | verified: pytest -k view_record",
     ],
     "changed_files": [
-        "- gitstate/usecases/history.py: log walks first parents lazily",
+        "- gitstate/usecases/state/history.py: log walks first parents lazily",
         "- gitstate/storage/snapshots.py: walk() stops after the limit",
         "- gitstate/cli/__init__.py: version option without importing the use cases",
         "- tests/test_history.py: log on a 5,000-snapshot chain",

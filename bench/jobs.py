@@ -31,8 +31,8 @@ from pathlib import Path
 import pygit2
 
 import bench
+from gitstate.jobs.usecases import control, submit
 from gitstate.storage.layout import Layout, discover
-from gitstate.usecases.jobs import control, submit
 
 CLI = [sys.executable, "-m", "gitstate"]
 SLOTS = 3

@@ -38,11 +38,10 @@ from bench import (
     timed_run,
     us,
 )
-from gitstate.document import memory_files as files
-from gitstate.document import search_text, sessions
-from gitstate.storage.brain import Brain
-from gitstate.storage.brain_layout import BrainLayout
-from gitstate.storage.fts import Index
+from gitstate.memory.document import files, search_text, sessions
+from gitstate.memory.storage.brain import Brain
+from gitstate.memory.storage.fts import Index
+from gitstate.memory.storage.layout import BrainLayout
 from gitstate.storage.snapshots import compose_message
 
 BLOCKS_PER_DAY = 20

@@ -49,8 +49,8 @@ def agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Agents:
 def jobs_repo(repo: Repo, agents: Agents) -> Iterator[Repo]:
     """A repository with fake agents; any job still active at the end is cancelled."""
     yield repo
+    from gitstate.jobs.usecases import control, lifecycle
     from gitstate.storage.layout import discover
-    from gitstate.usecases.jobs import control, lifecycle
 
     layout = discover(repo.path)
     if layout is None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from click.testing import Result
 
-from gitstate.storage.brain_layout import brain_path
+from gitstate.memory.storage.layout import brain_path
 
 
 def ok(result: Result) -> Result:

@@ -20,9 +20,9 @@ import pytest
 
 from gitstate import __version__
 from gitstate.errors import Failure, UsageError
-from gitstate.usecases import agent_install
-from gitstate.usecases.agent_files import OURS, SKILL, SKILL_PATH
-from gitstate.usecases.agent_install import AGENTS, install, plugin_files, uninstall
+from gitstate.usecases.setup import install as agent_install
+from gitstate.usecases.setup.agent_files import OURS, SKILL, SKILL_PATH
+from gitstate.usecases.setup.install import AGENTS, install, plugin_files, uninstall
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CMD = "git-agy-state"

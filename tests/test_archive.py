@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from conftest import Repo
 
-from gitstate.usecases.archive import slug
+from gitstate.usecases.state.archive import slug
 
 
 def js(result: Any) -> Any:
@@ -67,7 +67,7 @@ class TestFinishing:
         assert not repo.view.exists()
 
     def test_a_hook_save_never_archives(self, repo: Repo, cli: Any) -> None:
-        from gitstate.usecases import state
+        from gitstate.usecases.state import writer as state
         from gitstate.usecases.workspace import Workspace
 
         task(cli, steps=1)

@@ -407,7 +407,7 @@ def test_sync_stops_before_pushing_a_broken_chain(
 
 @pytest.mark.parametrize("kind", ["blob", "tree", "tag", "symbolic"])
 def test_pre_push_carries_no_damaged_ref(repo: Repo, cli: Any, kind: str) -> None:
-    from gitstate.usecases import carry
+    from gitstate.usecases.sync import carry
     from gitstate.usecases.workspace import Workspace
 
     two_snapshots(cli)

@@ -139,7 +139,7 @@ class TestRefusedOnInput:
 
 
 def _brain() -> str:
-    from gitstate.storage.brain_layout import brain_path
+    from gitstate.memory.storage.layout import brain_path
 
     return str(brain_path())
 

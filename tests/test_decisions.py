@@ -18,7 +18,7 @@ from support import run_tool
 
 from gitstate.hooks.frame import END, MORE_CONTEXT
 from gitstate.storage import notes
-from gitstate.usecases import decisions as uc
+from gitstate.usecases.decisions import records as uc
 from gitstate.usecases.workspace import Workspace
 
 NOTES = "refs/notes/agy/decisions"

@@ -20,7 +20,7 @@ import pytest
 from conftest import Repo
 
 from gitstate.storage.githooks import HOOKS, MARKER, PREV_SUFFIX, by_hand, script
-from gitstate.usecases.carry import agy_user, user_slug
+from gitstate.usecases.sync.carry import agy_user, user_slug
 from gitstate.usecases.workspace import Workspace
 
 ZERO = "0" * 40

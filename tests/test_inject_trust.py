@@ -557,7 +557,7 @@ class TestRedaction:
         repo.git(
             "notes", "--ref", "refs/notes/agy/decisions", "add", "-m", json.dumps(record), "HEAD"
         )
-        from gitstate.usecases import decisions
+        from gitstate.usecases.decisions import records as decisions
         from gitstate.usecases.workspace import Workspace
 
         decisions.refresh_pitfalls(Workspace.open(repo.path))
@@ -570,7 +570,7 @@ class TestRedaction:
         assert text.index("=== Known pitfalls") < text.index(END)  # inside the frame
 
     def test_memory_that_came_with_a_merge_is_redacted(self, repo: Repo, cli: Any) -> None:
-        from gitstate.storage.brain_layout import BrainLayout
+        from gitstate.memory.storage.layout import BrainLayout
 
         in_progress(cli)
         result = cli("memory", "add", "--layer", "knowledge", "the CI runs on Fridays")

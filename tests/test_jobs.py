@@ -14,8 +14,8 @@ import pygit2
 from conftest import Repo
 from jobs_support import Agents, agents, finish, jobs_repo, meta, run_json, submit, until
 
+from gitstate.jobs.usecases import lifecycle
 from gitstate.storage.layout import discover
-from gitstate.usecases.jobs import lifecycle
 
 __all__ = ["agents", "jobs_repo"]  # fixtures
 
@@ -452,7 +452,7 @@ def _group_size(pgid: int) -> int:
 
 
 def _supervisor_alive(repo: Repo, job_id: str) -> bool:
-    from gitstate.storage import jobfiles
+    from gitstate.jobs.storage import files as jobfiles
 
     layout = discover(repo.path)
     assert layout is not None

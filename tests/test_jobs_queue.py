@@ -10,9 +10,10 @@ from typing import Any
 from conftest import Repo
 from jobs_support import Agents, agents, finish, jobs_repo, meta, submit, until
 
-from gitstate.storage import doorbell, jobfiles
+from gitstate.jobs.storage import doorbell
+from gitstate.jobs.storage import files as jobfiles
+from gitstate.jobs.usecases import queue
 from gitstate.storage.layout import discover
-from gitstate.usecases.jobs import queue
 
 __all__ = ["agents", "jobs_repo"]  # fixtures
 

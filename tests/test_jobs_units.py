@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from gitstate.errors import UsageError
-from gitstate.storage import jobfiles
-from gitstate.usecases.jobs import agents, config, plan
-from gitstate.usecases.jobs.agents import Agent, Call
-from gitstate.usecases.jobs.doctor import parse_quota
+from gitstate.jobs.document import config, plan
+from gitstate.jobs.storage import files as jobfiles
+from gitstate.jobs.usecases import agents
+from gitstate.jobs.usecases.agents import Agent, Call
+from gitstate.jobs.usecases.doctor import parse_quota
 
 
 class TestPlan:

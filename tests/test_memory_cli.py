@@ -16,9 +16,10 @@ from conftest import Repo
 from memory_support import as_json, brain_file, brain_git, ok, tip
 from support import run_tool
 
-from gitstate.document import memory_files as files
-from gitstate.storage.brain_layout import brain_path
-from gitstate.usecases import memory_compact, memory_write
+from gitstate.memory.document import files
+from gitstate.memory.storage.layout import brain_path
+from gitstate.memory.usecases import compact as memory_compact
+from gitstate.memory.usecases import write as memory_write
 
 # The root commit `memory init` writes on every machine (frozen templates, author and time).
 ROOT = "904ee2ece6ba66623eb6031c329c02bb1e4b8a27"

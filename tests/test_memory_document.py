@@ -9,10 +9,10 @@ import sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gitstate.document import compaction, memory_core, search_text, sessions
-from gitstate.document import memory_files as files
-from gitstate.document.compaction import History
-from gitstate.document.memory_merge import merge_log, merge_sections, merge_trees
+from gitstate.memory.document import compaction, files, search_text, sessions
+from gitstate.memory.document import core as memory_core
+from gitstate.memory.document.compaction import History
+from gitstate.memory.document.merge import merge_log, merge_sections, merge_trees
 
 DAY = 86400
 

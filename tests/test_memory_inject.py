@@ -16,8 +16,8 @@ from conftest import Repo
 from memory_support import brain_file, ok
 
 from gitstate.hooks.frame import BEGIN, END, MEMORY_BEGIN, MEMORY_END
-from gitstate.storage.brain_layout import BrainLayout
-from gitstate.usecases import memory_write
+from gitstate.memory.storage.layout import BrainLayout
+from gitstate.memory.usecases import write as memory_write
 
 HEADER = "=== Memory (git agy-state memory) ==="
 
@@ -194,6 +194,6 @@ class TestCache:
         )
         assert HEADER in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
         modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
-        assert {"gitstate.hooks.memory", "gitstate.document.memory_core"} <= modules
+        assert {"gitstate.hooks.memory", "gitstate.memory.document.core"} <= modules
         assert not {m for m in modules if m.split(".")[0] in ("click", "pygit2", "sqlite3")}
         assert "typing" not in modules

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from memory_support import as_json, ok, tip
 
-from gitstate.storage.brain_layout import BrainLayout
-from gitstate.usecases import memory_search, memory_write
+from gitstate.memory.storage.layout import BrainLayout
+from gitstate.memory.usecases import search as memory_search
+from gitstate.memory.usecases import write as memory_write
 
 SENTENCES = {
     "knowledge": [

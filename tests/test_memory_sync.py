@@ -12,9 +12,10 @@ import pytest
 from conftest import Repo
 from memory_support import as_json, brain_file, brain_git, ok, tip
 
-from gitstate.document import memory_files as files
-from gitstate.document.sessions import parse_log
-from gitstate.usecases import memory_sync, memory_write
+from gitstate.memory.document import files
+from gitstate.memory.document.sessions import parse_log
+from gitstate.memory.usecases import sync as memory_sync
+from gitstate.memory.usecases import write as memory_write
 
 ROOT = "904ee2ece6ba66623eb6031c329c02bb1e4b8a27"
 JAN2 = 1767312000.0  # 2026-01-02T00:00:00Z (the tests run in UTC)

@@ -13,7 +13,7 @@ from conftest import Repo
 from jobs_support import Agents, agents, finish, jobs_repo, submit
 from memory_support import brain_git, ok
 
-from gitstate.storage.brain_layout import brain_path
+from gitstate.memory.storage.layout import brain_path
 
 __all__ = ["agents", "jobs_repo"]  # fixtures
 

@@ -394,7 +394,7 @@ A, B, Z = "a" * 40, "b" * 40, "0" * 40
 
 
 def test_push_lines_keeps_only_well_formed_lines() -> None:
-    from gitstate.usecases.carry import PushLine, push_lines
+    from gitstate.usecases.sync.carry import PushLine, push_lines
 
     text = f"refs/heads/main {A} refs/heads/main {B}\n\ngarbage\nrefs/x {A} refs/x nothex\n"
     assert push_lines(text) == [PushLine("refs/heads/main", A, "refs/heads/main", B)]
@@ -412,7 +412,7 @@ def test_push_lines_keeps_only_well_formed_lines() -> None:
     ],
 )
 def test_push_happened(line: tuple[str, str, str], remote: dict[str, str], happened: bool) -> None:
-    from gitstate.usecases.carry import PushLine, push_happened
+    from gitstate.usecases.sync.carry import PushLine, push_happened
 
     local, ref, old = line
     assert push_happened([PushLine("refs/heads/x", local, ref, old)], remote) is happened

@@ -30,7 +30,7 @@ from gitstate.document.patch import AddLine, Patch, apply
 from gitstate.document.validate import check_bytes
 from gitstate.errors import WorkAtRisk
 from gitstate.storage.view import TMP_PREFIX
-from gitstate.usecases import state as state_uc
+from gitstate.usecases.state import writer as state_uc
 from gitstate.usecases.workspace import Workspace
 
 STATE_REF = "refs/agy/state"

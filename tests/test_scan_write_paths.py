@@ -12,7 +12,7 @@ from typing import Any
 from conftest import Repo
 from memory_support import brain_file
 
-from gitstate.usecases.jobs import records
+from gitstate.jobs.storage import records
 
 # Built at run time: no credential-shaped literal sits in the repository.
 TOKEN = "ghp_" + "Z9y8X7w6V5u4" * 3

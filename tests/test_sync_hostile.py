@@ -196,7 +196,7 @@ def test_a_state_md_that_is_not_a_document_is_skipped(net: Net) -> None:
 
 
 def test_a_chain_longer_than_a_merge_can_afford_is_skipped(net: Net) -> None:
-    from gitstate.usecases.sync_trust import MAX_NEW_SNAPSHOTS
+    from gitstate.usecases.sync.trust import MAX_NEW_SNAPSHOTS
 
     a, shared, view = mine(net)
     local = a.tip()

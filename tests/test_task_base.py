@@ -15,8 +15,8 @@ from support import EN_SAMPLE
 
 from gitstate.storage.layout import discover
 from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
-from gitstate.usecases.changed_files import refresh
-from gitstate.usecases.state import TASK_BASE, task_base
+from gitstate.usecases.state.changed_files import refresh
+from gitstate.usecases.state.writer import TASK_BASE, task_base
 from gitstate.usecases.workspace import Workspace
 
 

@@ -11,8 +11,8 @@ import pytest
 from test_sync import Machine, Net, net, run_git, start_task
 from test_sync_hostile import synced
 
-from gitstate.usecases.carry import user_slug
-from gitstate.usecases.sync_trust import Trust
+from gitstate.usecases.sync.carry import user_slug
+from gitstate.usecases.sync.trust import Trust
 
 __all__ = ["net"]  # the fixture, shared with test_sync
 

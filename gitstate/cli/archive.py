@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gitstate.cli.output import emit_json, json_option, say
-from gitstate.usecases import archive as archive_uc
+from gitstate.usecases.state import archive as archive_uc
 from gitstate.usecases.workspace import Workspace
 
 

@@ -10,7 +10,7 @@ from gitstate.cli.output import emit_json, json_option, note, problem_lines, say
 from gitstate.document.language import counted
 from gitstate.errors import EXIT_FAILURE
 from gitstate.storage.layout import discover
-from gitstate.usecases import history
+from gitstate.usecases.state import history
 from gitstate.usecases.workspace import Workspace
 
 

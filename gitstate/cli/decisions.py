@@ -6,7 +6,7 @@ import click
 
 from gitstate.cli.output import emit_json, json_option, note, say, short
 from gitstate.document.language import counted
-from gitstate.usecases import decisions as decisions_uc
+from gitstate.usecases.decisions import records as decisions_uc
 from gitstate.usecases.workspace import Workspace
 
 TYPE_WIDTH = len("Architecture")

@@ -15,8 +15,8 @@ MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 @json_option
 def doctor(as_json: bool) -> None:
     """Check that everything git agy-state keeps here is sound (changes nothing)."""
-    from gitstate.usecases.doctor import FAIL
-    from gitstate.usecases.doctor import doctor as run_doctor
+    from gitstate.usecases.setup.doctor import FAIL
+    from gitstate.usecases.setup.doctor import doctor as run_doctor
 
     checks = run_doctor(Workspace.open())
     ok = all(c.status != FAIL for c in checks)

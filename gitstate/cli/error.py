@@ -6,7 +6,7 @@ import click
 
 from gitstate.cli.decide import report_recorded
 from gitstate.cli.output import json_option
-from gitstate.usecases import decisions as decisions_uc
+from gitstate.usecases.decisions import records as decisions_uc
 from gitstate.usecases.workspace import Workspace
 
 

@@ -60,7 +60,7 @@ def run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, rem
     done: list[str] = []
     ws = Workspace.open() if (git_hooks or scope == "project") else None
     if agents:
-        from gitstate.usecases import agent_install
+        from gitstate.usecases.setup import install as agent_install
 
         project = ws.require_workdir() if ws is not None else Path.cwd()
         home = Path.home()

@@ -1,6 +1,6 @@
 """`git agy-state job …`: background agent jobs in their own worktrees (DESIGN.md §7).
 
-A thin edge: each subcommand parses its options, calls one use case in gitstate.usecases.jobs
+A thin edge: each subcommand parses its options, calls one use case in gitstate.jobs
 and prints (text by default, `--json` for programs). Exit codes are sub-agy's.
 """
 
@@ -87,7 +87,7 @@ def run(
     as_json: bool,
 ) -> None:
     """Queue a job for the agent CLI on the current HEAD; returns at once (unless --wait)."""
-    from gitstate.usecases.jobs import submit
+    from gitstate.jobs.usecases import submit
 
     if (plan_file is None) == (text is None):
         raise UsageError("give exactly one of --plan FILE and --text TEXT")
@@ -110,7 +110,7 @@ def run(
 @json_option
 def feedback(job_id: str, message: str, as_json: bool) -> None:
     """Send a done or errored job back for another round, continuing its conversation."""
-    from gitstate.usecases.jobs import submit
+    from gitstate.jobs.usecases import submit
 
     _report_submitted(submit.feedback(_layout(), job_id, message), as_json)
 
@@ -159,7 +159,8 @@ def _watch(
     as_json: bool,
     single: bool = False,
 ) -> None:
-    from gitstate.usecases.jobs import config, control
+    from gitstate.jobs.document import config
+    from gitstate.jobs.usecases import control
 
     control.check_interval(interval)
     seconds = config.parse_duration(timeout, "--timeout")
@@ -199,7 +200,7 @@ def _watch_line(row: dict[str, Any]) -> str:
 @json_option
 def status(job_id: str | None, show_all: bool, as_json: bool) -> None:
     """A job's state, round, pids, times and queue position."""
-    from gitstate.usecases.jobs import control
+    from gitstate.jobs.usecases import control
 
     if show_all == (job_id is not None):
         raise UsageError("give a job id or --all")
@@ -223,7 +224,7 @@ def status(job_id: str | None, show_all: bool, as_json: bool) -> None:
 @json_option
 def list_(state: str | None, as_json: bool) -> None:
     """Every job, oldest first."""
-    from gitstate.usecases.jobs import control
+    from gitstate.jobs.usecases import control
 
     _print_list(control.list_jobs(_layout(), state), as_json)
 
@@ -256,7 +257,7 @@ def _print_list(metas: list[dict[str, Any]], as_json: bool) -> None:
 @json_option
 def result(job_id: str, with_events: bool, as_json: bool) -> None:
     """The job's result and diff stat (exit 4 while it runs); marks it harvested."""
-    from gitstate.usecases.jobs import control
+    from gitstate.jobs.usecases import control
 
     harvest = control.result(_layout(), job_id, with_events)
     body: dict[str, Any] = dict(harvest.result) if harvest.result else dict(harvest.meta)
@@ -308,7 +309,7 @@ def result(job_id: str, with_events: bool, as_json: bool) -> None:
 @json_option
 def cancel(job_id: str, as_json: bool) -> None:
     """Cancel a queued or running job; ends the agent's whole process group."""
-    from gitstate.usecases.jobs import control
+    from gitstate.jobs.usecases import control
 
     done = control.cancel(_layout(), job_id)
     if as_json:
@@ -329,7 +330,7 @@ def cancel(job_id: str, as_json: bool) -> None:
 @json_option
 def cleanup(job_id: str, purge: bool, delete_branch: bool, force: bool, as_json: bool) -> None:
     """Remove a finished job's worktree (and directory); refuses running jobs."""
-    from gitstate.usecases.jobs import control
+    from gitstate.jobs.usecases import control
 
     done = control.cleanup(_layout(), job_id, purge, delete_branch, force)
     if as_json:
@@ -347,7 +348,7 @@ def cleanup(job_id: str, purge: bool, delete_branch: bool, force: bool, as_json:
 @json_option
 def pending(as_json: bool) -> None:
     """Finished jobs nobody has harvested yet (what the stop guard waits for)."""
-    from gitstate.usecases.jobs import control
+    from gitstate.jobs.usecases import control
 
     rows = control.pending(_layout())
     if as_json:
@@ -366,7 +367,7 @@ def pending(as_json: bool) -> None:
 def doctor(as_json: bool) -> None:
     """Can jobs run here? The agent CLI, git, Python, settings, the worktree folder."""
     from gitstate.errors import EXIT_AGENT_MISSING
-    from gitstate.usecases.jobs import doctor as doctor_uc
+    from gitstate.jobs.usecases import doctor as doctor_uc
 
     report = doctor_uc.doctor(_layout())
     body = report.body
@@ -395,7 +396,7 @@ def doctor(as_json: bool) -> None:
 @json_option
 def quota(as_json: bool) -> None:
     """agy's usage windows (asks `agy -p /usage`; costs no tokens)."""
-    from gitstate.usecases.jobs import doctor as doctor_uc
+    from gitstate.jobs.usecases import doctor as doctor_uc
 
     body = doctor_uc.quota(_layout())
     if as_json:

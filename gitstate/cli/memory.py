@@ -34,7 +34,7 @@ def _warnings(warnings: tuple[str, ...] | list[str]) -> None:
 def _text(words: tuple[str, ...]) -> str:
     """TEXT as words, or `-`: read it from stdin."""
     if words == ("-",):
-        from gitstate.usecases.memory_write import MAX_EDIT_BYTES
+        from gitstate.memory.usecases.write import MAX_EDIT_BYTES
 
         return _decoded(_stdin_bytes(MAX_EDIT_BYTES), "the text on stdin")
     return " ".join(words)
@@ -69,7 +69,7 @@ def memory() -> None:
 @json_option
 def init_cmd(as_json: bool) -> None:
     """Create the brain (idempotent: the same root commit on every machine)."""
-    from gitstate.usecases.brain import open_brain
+    from gitstate.memory.usecases.brain import open_brain
 
     brain, created = open_brain(create=True)
     tip = brain.tip()
@@ -100,7 +100,7 @@ def add_cmd(
     text: tuple[str, ...],
 ) -> None:
     """Add TEXT (or `-` for stdin) to the file its layer routes to."""
-    from gitstate.usecases import memory_write
+    from gitstate.memory.usecases import write as memory_write
 
     done = memory_write.add(layer, _text(text), project, section, allow_secret)
     if as_json:
@@ -136,7 +136,7 @@ def session_cmd(
     as_json: bool,
 ) -> None:
     """Append a `## Session HH:MM:SS` block to today's log and link it from the project."""
-    from gitstate.usecases import memory_write
+    from gitstate.memory.usecases import write as memory_write
 
     done = memory_write.session(
         summary, project, decisions, learned, next_steps, workspace, allow_secret=allow_secret
@@ -157,7 +157,7 @@ def session_cmd(
 def show_cmd(file: str | None, layer: str | None, project: str | None, as_json: bool) -> None:
     """Print FILE, a layer, or the memory core uncut (USER.md, the project, MEMORY.md,
     today's and yesterday's sessions)."""
-    from gitstate.usecases import memory_read
+    from gitstate.memory.usecases import read as memory_read
 
     shown = memory_read.show(layer, file, project)
     if as_json:
@@ -177,7 +177,7 @@ def show_cmd(file: str | None, layer: str | None, project: str | None, as_json: 
 @json_option
 def search_cmd(query: tuple[str, ...], limit: int, as_json: bool) -> None:
     """Full-text search (every word must match; Chinese words are found inside sentences)."""
-    from gitstate.usecases import memory_search
+    from gitstate.memory.usecases import search as memory_search
 
     hits = memory_search.search(" ".join(query), limit)
     if as_json:
@@ -196,7 +196,7 @@ def search_cmd(query: tuple[str, ...], limit: int, as_json: bool) -> None:
 @json_option
 def index_cmd(rebuild: bool, as_json: bool) -> None:
     """Bring the search index to the tip of refs/agy/memory (it is derived, never merged)."""
-    from gitstate.usecases import memory_search
+    from gitstate.memory.usecases import search as memory_search
 
     done = memory_search.reindex(rebuild)
     if as_json:
@@ -215,7 +215,8 @@ def index_cmd(rebuild: bool, as_json: bool) -> None:
 @json_option
 def edit_cmd(file: str, allow_secret: bool, as_json: bool) -> None:
     """Replace FILE with new text from stdin, or edit it in $EDITOR; checked, scanned, committed."""
-    from gitstate.usecases import memory_read, memory_write
+    from gitstate.memory.usecases import read as memory_read
+    from gitstate.memory.usecases import write as memory_write
 
     path = memory_write.check_path(file)
     if sys.stdin.isatty():
@@ -239,7 +240,7 @@ def edit_cmd(file: str, allow_secret: bool, as_json: bool) -> None:
 
 
 def _through_editor(path: str, text: str) -> bytes:
-    from gitstate.usecases.memory_write import MAX_EDIT_BYTES
+    from gitstate.memory.usecases.write import MAX_EDIT_BYTES
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     with tempfile.TemporaryDirectory(prefix="agy-memory-") as folder:
@@ -264,7 +265,7 @@ def forget_cmd(
     layer: str, project: str | None, dry_run: bool, as_json: bool, match: tuple[str, ...]
 ) -> None:
     """Remove the entries containing MATCH (experience: whole session blocks)."""
-    from gitstate.usecases import memory_write
+    from gitstate.memory.usecases import write as memory_write
 
     done = memory_write.forget(layer, " ".join(match), project, dry_run)
     if as_json:
@@ -287,7 +288,7 @@ def forget_cmd(
 @json_option
 def compact_cmd(apply_ids: tuple[str, ...], apply_all: bool, as_json: bool) -> None:
     """List what can leave MEMORY.md (and projects to archive); apply the ones you confirm."""
-    from gitstate.usecases import memory_compact
+    from gitstate.memory.usecases import compact as memory_compact
 
     done = memory_compact.compact(apply_ids, apply_all)
     if as_json:
@@ -312,7 +313,7 @@ def compact_cmd(apply_ids: tuple[str, ...], apply_all: bool, as_json: bool) -> N
 @json_option
 def sync_cmd(remote: str | None, as_json: bool) -> None:
     """Fetch the brain from REMOTE (remembered), merge, push fast-forward only."""
-    from gitstate.usecases import memory_sync
+    from gitstate.memory.usecases import sync as memory_sync
 
     done = memory_sync.sync(remote)
     if as_json:
@@ -332,7 +333,7 @@ def sync_cmd(remote: str | None, as_json: bool) -> None:
 @json_option
 def status_cmd(as_json: bool) -> None:
     """The brain: where, its tip, MEMORY.md against its cap, the remote, index and cache."""
-    from gitstate.usecases import memory_read
+    from gitstate.memory.usecases import read as memory_read
 
     found = memory_read.status()
     if as_json:

@@ -18,7 +18,7 @@ from gitstate.document.controls import escape, escape_json
 from gitstate.errors import AgyError, InvalidDocument, SecretFound
 
 if TYPE_CHECKING:  # the use cases load pygit2; commands that print them import them anyway
-    from gitstate.usecases.state import Written
+    from gitstate.usecases.state.writer import Written
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -11,7 +11,7 @@ from gitstate.cli.output import json_option, report_written
 from gitstate.document import patch as patch_mod
 from gitstate.errors import UsageError
 from gitstate.storage import view
-from gitstate.usecases import patch as patch_uc
+from gitstate.usecases.state import patch as patch_uc
 from gitstate.usecases.workspace import Workspace
 
 # What `--ops` reads at most (docs/format.md, "Patches"): a patch whose texts fill a 1 MiB

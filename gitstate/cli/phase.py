@@ -6,7 +6,7 @@ import click
 
 from gitstate.cli.output import emit_json, json_option, say
 from gitstate.document import phase as machine
-from gitstate.usecases import phase as phase_uc
+from gitstate.usecases.state import phase as phase_uc
 from gitstate.usecases.workspace import Workspace
 
 

@@ -22,7 +22,7 @@ def setup(name: str | None, as_json: bool) -> None:
 
     Also adds the fetch refspecs for refs/agy/* and the decision notes (never a push refspec).
     NAME defaults to agy.remote, else the current branch's remote, else origin."""
-    from gitstate.usecases import sync as sync_uc
+    from gitstate.usecases.sync import run as sync_uc
 
     done = sync_uc.setup(Workspace.open(), name)
     if as_json:

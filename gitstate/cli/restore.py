@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gitstate.cli.output import emit_json, json_option, note, report_written
-from gitstate.usecases import state as state_uc
+from gitstate.usecases.state import writer as state_uc
 from gitstate.usecases.workspace import Workspace
 
 
@@ -36,6 +36,6 @@ def restore(rev: str, force: bool, as_json: bool) -> None:
 def _code_hint(ws: Workspace, rev: str) -> str | None:
     if not rev.startswith("checkpoint-"):
         return None  # only a checkpoint tag names code; skip loading the module otherwise
-    from gitstate.usecases import checkpoints
+    from gitstate.usecases.state import checkpoints
 
     return checkpoints.code_hint(ws, rev)

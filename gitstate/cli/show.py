@@ -14,7 +14,7 @@ from gitstate.cli.output import emit_json, json_option, say
 from gitstate.document.controls import escape_bytes
 from gitstate.document.language import KEYS
 from gitstate.document.model import parse
-from gitstate.usecases import history
+from gitstate.usecases.state import history
 from gitstate.usecases.workspace import Workspace
 
 

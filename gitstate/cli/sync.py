@@ -12,7 +12,7 @@ from gitstate.errors import EXIT_FAILURE
 from gitstate.usecases.workspace import Workspace
 
 if TYPE_CHECKING:
-    from gitstate.usecases.sync_results import Synced
+    from gitstate.usecases.sync.results import Synced
 
 ACTIONS = {
     "up-to-date": "up to date",
@@ -37,7 +37,7 @@ ACTIONS = {
 @json_option
 def sync(remote: str | None, from_user: str | None, force: bool, as_json: bool) -> None:
     """Fetch the agy refs, merge this person's chains, push fast-forward only."""
-    from gitstate.usecases import sync as sync_uc
+    from gitstate.usecases.sync import run as sync_uc
 
     result = sync_uc.sync(Workspace.open(), remote, from_user, force)
     if as_json:

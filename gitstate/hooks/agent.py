@@ -474,7 +474,7 @@ def _save_if_dirty(hook: Hook, layout: Layout, data: bytes) -> str | None:
     if view.status(layout, data) == "clean":
         return None
     from gitstate.errors import SecretFound, WorkAtRisk
-    from gitstate.usecases import state
+    from gitstate.usecases.state import writer as state
     from gitstate.usecases.workspace import Workspace
 
     try:

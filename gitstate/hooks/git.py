@@ -51,7 +51,7 @@ def _alive(pid: int) -> bool:
 def pre_push(remote: str, url: str | None, lines: str, after: int | None) -> int:
     """Once process `after` (the user's git push) has ended, carry this person's refs to the agy
     remote if that push went there and really happened (docs/hooks.md); `lines`: git's stdin."""
-    from gitstate.usecases import carry
+    from gitstate.usecases.sync import carry
 
     if after is not None:
         # Out of the terminal's process group: a Ctrl-C of the push is not ours.
@@ -140,7 +140,7 @@ def detach_pre_push(remote: str, url: str | None, lines: str) -> int:
 
 
 def post_commit() -> int:
-    from gitstate.usecases import changed_files
+    from gitstate.usecases.state import changed_files
 
     ws = Workspace.open()
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from gitstate.storage.brain_layout import BrainLayout, inject_settings, work_tree_name
+from gitstate.memory.storage.layout import BrainLayout, inject_settings, work_tree_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,16 +37,16 @@ def core_for(
     if mode == "off" or budget <= 0:
         return None
     # Here, not at the top: most turns of most users have no brain, and this hook runs on all.
-    from gitstate.storage import memory_cache
+    from gitstate.memory.storage import cache as memory_cache
 
     cache = brain.cache_dir
     if memory_cache.tip(cache) is None:
         return None  # no memory command has run with this brain yet
     if agent == "agy" and not _first_time(brain, payload.get("conversationId")):
         return None
-    from gitstate.document.memory_core import core_text
-    from gitstate.document.sessions import days
     from gitstate.hooks import frame
+    from gitstate.memory.document.core import core_text
+    from gitstate.memory.document.sessions import days
 
     project = work_tree_name(layout, project_dir)
     today, yesterday = days(time.time())

@@ -3,7 +3,7 @@
 Every question goes to the `git` command and reads object headers, never whole objects, until
 the size is known to be within the caps: a remote decides what lands in refs/agy-remotes/, not
 how much memory or time a sync spends. Each check returns the reason a ref is bad, or None.
-Standard library only; the caps are the policy's (gitstate.usecases.sync_trust) to pass in.
+Standard library only; the caps are the policy's (gitstate.usecases.sync.trust) to pass in.
 """
 
 from __future__ import annotations

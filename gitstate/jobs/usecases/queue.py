@@ -1,0 +1,124 @@
+"""The run queue: at most agy.maxConcurrent jobs run; the rest wait in FIFO order.
+
+Slots are counted, not held: under the queue lock a job may start when the running jobs plus the
+queued jobs ahead of it (by submission time, then sequence number) leave a slot free. Counting
+reconciles first, so a dead supervisor's slot is free at once and its agent is ended.
+
+Hand-off without polling: a waiting supervisor sleeps on its doorbell (a FIFO) and on pidfds of
+the supervisors that hold or precede its slot. A finishing job, a cancel, a queue timeout or a
+reconciliation rings every bell right after the queue lock is released; a supervisor killed
+with -9 wakes the waiters through its pidfd. SAFETY_WAIT only bounds a wait nobody announced
+(maxConcurrent raised by hand, a kernel without pidfds).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+from gitstate.jobs.storage import doorbell
+from gitstate.jobs.storage import files as jobfiles
+from gitstate.jobs.usecases import lifecycle
+from gitstate.jobs.usecases.lifecycle import Meta
+from gitstate.storage.layout import Layout
+
+SAFETY_WAIT = 5.0
+
+
+class Standing(NamedTuple):
+    running: int  # jobs holding a slot
+    ahead: int  # queued jobs before this one
+    pids: tuple[int, ...]  # supervisors whose exit can open the way
+
+
+def standing_locked(layout: Layout, job_id: str) -> tuple[Standing, list[Meta]]:
+    """Where `job_id` stands (under the queue lock), and the orphans found on the way."""
+    running: list[Meta] = []
+    queued: list[Meta] = []
+    orphans: list[Meta] = []
+    for meta in lifecycle.read_all(layout):
+        settled, orphan = lifecycle.reconcile_locked(layout, meta)
+        if orphan is not None:
+            orphans.append(orphan)
+        if settled.get("state") == "running":
+            running.append(settled)
+        elif settled.get("state") == "queued":
+            queued.append(settled)
+    queued.sort(key=lifecycle.queue_key)
+    ids = [m["id"] for m in queued]
+    ahead = ids.index(job_id) if job_id in ids else len(ids)
+    pids = tuple(
+        m["pid_supervisor"]
+        for m in (*running, *queued[:ahead])
+        if isinstance(m.get("pid_supervisor"), int)
+    )
+    return Standing(len(running), ahead, pids), orphans
+
+
+def position(standing: Standing, limit: int) -> int | None:
+    """None when the job may run now; else its 1-based place among the jobs that must wait."""
+    free = max(0, limit - standing.running)
+    if standing.ahead < free:
+        return None
+    return standing.ahead - free + 1
+
+
+def wait_for_slot(
+    layout: Layout,
+    job_id: str,
+    round_no: int,
+    limit: Callable[[], int],
+    queue_timeout: float,
+    on_wait: Callable[[Standing], None],
+) -> Meta | None:
+    """Claim a slot for the job (state running) and return its meta; None when the job left
+    the queue meanwhile (cancelled) or waited past queue_timeout (then it is an error)."""
+    deadline = time.monotonic() + queue_timeout
+    announced = False
+    with doorbell.Bell.open(layout, job_id) as bell:
+        while True:
+            claimed: Meta | None = None
+            left = False
+            watch: list[int] = []
+            orphans: list[Meta] = []
+            with jobfiles.queue_locked(layout):
+                mine = lifecycle.read(layout, job_id)
+                if mine.get("state") != "queued" or mine.get("round") != round_no:
+                    left = True
+                else:
+                    standing, orphans = standing_locked(layout, job_id)
+                    if position(standing, limit()) is None:
+                        mine.update(
+                            state="running",
+                            started_at=lifecycle.utc_now(),
+                            pid_supervisor=os.getpid(),
+                        )
+                        lifecycle.write(layout, mine)
+                        claimed = mine
+                    elif time.monotonic() >= deadline:
+                        waited = int(queue_timeout)
+                        mine.update(
+                            state="error",
+                            finished_at=lifecycle.utc_now(),
+                            error=f"waited {waited // 60} min for a queue slot (agy.queueTimeout)",
+                        )
+                        lifecycle.write(layout, mine)
+                        left = True
+                    else:
+                        watch = doorbell.pidfds(standing.pids)
+            for orphan in orphans:
+                lifecycle.finish_orphan(layout, orphan)
+            if claimed is not None:
+                return claimed
+            if left:
+                doorbell.ring(layout)
+                return None
+            try:
+                if not announced:
+                    on_wait(standing)
+                    announced = True
+                bell.wait(min(deadline - time.monotonic(), SAFETY_WAIT), watch)
+            finally:
+                doorbell.close_all(watch)

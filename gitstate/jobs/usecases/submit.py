@@ -1,0 +1,348 @@
+"""Submitting work: `run` creates a job, `feedback` sends a finished one back for another round.
+
+Both write the job's files, queue it under the queue lock and spawn its supervisor detached (a
+new session), handing it the job's supervisor lock as an inherited fd: from the moment the job
+is queued some live process holds that lock, so no reader ever mistakes a job that is starting
+for an orphan. Both return at once; they never fail because the queue is full.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pygit2
+
+from gitstate.document.language import counted
+from gitstate.errors import AgentMissing, Failure, NotFinished, UsageError
+from gitstate.jobs.document import config as config_mod
+from gitstate.jobs.document import plan
+from gitstate.jobs.document.config import JobConfig
+from gitstate.jobs.storage import files as jobfiles
+from gitstate.jobs.storage import records
+from gitstate.jobs.storage.files import JobFiles
+from gitstate.jobs.usecases import lifecycle, queue
+from gitstate.jobs.usecases.lifecycle import Meta
+from gitstate.storage import launcher, view
+from gitstate.storage.layout import Layout
+from gitstate.storage.snapshots import Store
+
+SUPERVISOR_MODULE = "gitstate.jobs.usecases.supervise"
+
+
+class Submitted(NamedTuple):
+    meta: Meta
+    queue_position: int | None
+    events_log: Path
+    warnings: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "job_id": self.meta["id"],
+            "state": self.meta["state"],
+            "round": self.meta["round"],
+            "queue_position": self.queue_position,
+            "worktree": self.meta.get("worktree"),
+            "branch": self.meta.get("branch"),
+            "events_log": str(self.events_log),
+            "warnings": list(self.warnings),
+        }
+
+
+def job_config(store: Store) -> JobConfig:
+    return config_mod.load(store.config_value)
+
+
+def require_agent(config: JobConfig) -> str:
+    found = shutil.which(config.agent[0])
+    if found is None:
+        raise AgentMissing(
+            f"the agent CLI {config.agent[0]!r} is not installed (not found on PATH)",
+            hint="install it, or point git config agy.agent at another command",
+        )
+    return found
+
+
+def read_plan_file(path: Path) -> str:
+    """The plan file's text: a regular file (a link to one is followed: the user named it), read
+    without blocking and bounded, so a FIFO or /dev/zero is refused at once (docs/jobs.md)."""
+    try:
+        data = view.read_regular(os.path.realpath(path), plan.MAX_PROMPT_BYTES + 1)
+    except view.NotRegular as exc:
+        if exc.what == "a directory":
+            raise UsageError(f"{path} is a directory, not a plan file") from None
+        if exc.what.startswith("unreadable: "):
+            raise UsageError(f"cannot read {path}: {exc.what[len('unreadable: ') :]}") from None
+        raise UsageError(f"{path} is {exc.what}, not a plan file") from None
+    if data is None:
+        raise UsageError(f"no plan file {path}")
+    if len(data) > plan.MAX_PROMPT_BYTES:
+        raise UsageError(
+            f"{path} is over {plan.MAX_PROMPT_BYTES // 1024} KB, the limit of a job's prompt"
+        )
+    return plan.decode_plan(data, str(path))
+
+
+def run(
+    layout: Layout,
+    plan_text: str,
+    *,
+    model: str | None = None,
+    effort: str | None = None,
+    timeout: str | None = None,
+    no_worktree: bool = False,
+) -> Submitted:
+    """Create a job from `plan_text` on the current HEAD and queue it (see the module doc)."""
+    store = records.main_store(layout)
+    config = job_config(store)
+    require_agent(config)
+    effort = config_mod.check_effort(effort) or config.effort
+    timeout = timeout or config.timeout
+    config_mod.parse_duration(timeout, "--timeout")
+    if not plan_text.strip():
+        raise UsageError("the plan is empty")
+    plan.check_text(plan_text)
+    here = Store(layout)
+    base, _branch = here.head_info()
+    if base is None:
+        raise Failure("the repository has no commit yet; a job starts from HEAD")
+    warnings = _dirty_warning(layout, base)
+    parsed = plan.parse_plan(plan_text)
+    project = records.main_workdir(store)
+    job = jobfiles.new_job(layout)
+    try:
+        if no_worktree:
+            worktree, branch = layout.workdir or project, None
+        else:
+            worktree, branch = records.worktree_path(store, job.id), records.branch_name(job.id)
+        prompt = plan.build_prompt(
+            parsed, job_id=job.id, worktree=str(worktree), branch=branch, round_no=1
+        )
+        jobfiles.write_bytes(job.plan, plan_text.encode())
+        jobfiles.write_bytes(job.prompt, prompt.encode())
+        jobfiles.write_bytes(job.schema, plan.schema_text().encode())
+        if not no_worktree:
+            records.ensure_excluded(store)
+            records.create_worktree(store, job.id, base)
+            _seed_state(worktree, job, parsed, base)
+    except BaseException:
+        _roll_back(store, job, no_worktree)
+        raise
+    now = lifecycle.utc_now()
+    meta: Meta = {
+        "v": jobfiles.META_VERSION,
+        "id": job.id,
+        "state": "queued",
+        "created_at": now,
+        "queued_at": now,
+        "started_at": None,
+        "finished_at": None,
+        "round": 1,
+        "pid_supervisor": None,
+        "pid_agent": None,
+        "project": str(project),
+        "worktree": str(worktree),
+        "branch": branch,
+        "base_sha": base,
+        "agent": config.kind,
+        "model": model or config.model,
+        "effort": effort,
+        "timeout": timeout,
+        "conversation_id": None,
+        "agy_status": None,
+        "exit_code": None,
+        "error": None,
+        "attempts": 0,
+        "harvested_at": None,
+        "feedback": None,
+        "queue_seq": None,
+    }
+    return _enqueue(layout, job, meta, config, warnings, fresh=True)
+
+
+def feedback(layout: Layout, job_id: str, message: str) -> Submitted:
+    """Send a done or errored job back to the end of the queue for round+1, continuing the
+    agent's conversation; re-creates the worktree from the branch if cleanup removed it."""
+    if not message.strip():
+        raise UsageError("the feedback message is empty")
+    meta = lifecycle.reconcile(layout, lifecycle.read(layout, job_id))
+    if meta["state"] not in ("done", "error"):
+        raise NotFinished(
+            f"job {job_id} is {meta['state']}; feedback needs a done or error job",
+            hint="wait for it: git agy-state job watch " + job_id,
+        )
+    store = records.main_store(layout)
+    config = job_config(store)
+    require_agent(config)
+    job = jobfiles.files(layout, job_id)
+    previous = jobfiles.read_json(job.result)
+    summary = previous.get("summary") if isinstance(previous, dict) else meta.get("error")
+    parsed = plan.parse_plan(_read(job.plan))
+    prompt = plan.build_prompt(
+        parsed,
+        job_id=job_id,
+        worktree=str(meta["worktree"]),
+        branch=meta.get("branch"),
+        round_no=meta["round"] + 1,
+        feedback=message,
+        previous_summary=summary,
+    )
+    warnings: list[str] = []
+    if meta.get("branch") and not Path(meta["worktree"]).exists():
+        records.recreate_worktree(store, job_id)
+        warnings.append(f"re-created the worktree {meta['worktree']} from {meta['branch']}")
+    if not meta.get("conversation_id"):
+        warnings.append("no conversation was recorded; the agent starts a new one")
+    jobfiles.write_bytes(job.prompt, prompt.encode())
+    round_no = meta["round"]
+
+    def requeue(current: Meta) -> Meta | None:
+        if current["state"] not in ("done", "error") or current["round"] != round_no:
+            return None
+        current.update(
+            state="queued",
+            round=round_no + 1,
+            queued_at=lifecycle.utc_now(),
+            started_at=None,
+            finished_at=None,
+            pid_supervisor=None,
+            pid_agent=None,
+            agy_status=None,
+            exit_code=None,
+            error=None,
+            attempts=0,
+            harvested_at=None,
+            feedback=message,
+            cleaned_at=None,
+        )
+        return current
+
+    return _enqueue(layout, job, meta, config, tuple(warnings), fresh=False, change=requeue)
+
+
+def _enqueue(
+    layout: Layout,
+    job: JobFiles,
+    meta: Meta,
+    config: JobConfig,
+    warnings: tuple[str, ...],
+    fresh: bool,
+    change: Any = None,
+) -> Submitted:
+    fd = jobfiles.take_supervisor_lock(job)
+    try:
+        with jobfiles.queue_locked(layout):
+            if fresh:
+                current: Meta | None = meta
+            else:
+                current = change(lifecycle.read(layout, job.id))
+                if current is None:
+                    raise NotFinished(f"job {job.id} changed state meanwhile; look again")
+            assert current is not None
+            current["queue_seq"] = jobfiles.next_sequence(layout)
+            lifecycle.write(layout, current)
+            standing, orphans = queue.standing_locked(layout, job.id)
+            place = queue.position(standing, config.max_concurrent)
+        for orphan in orphans:
+            lifecycle.finish_orphan(layout, orphan)
+        pid = _spawn(layout, job, current["round"], fd, Path(current["project"]))
+    except BaseException:
+        if fresh:
+            _roll_back(records.main_store(layout), job, meta.get("branch") is None)
+        raise
+    finally:
+        os.close(fd)  # the supervisor holds its own copy of the lock now
+
+    def record_pid(now: Meta) -> Meta | None:
+        if now.get("round") != current["round"] or now.get("pid_supervisor") is not None:
+            return None  # the supervisor recorded itself already
+        now["pid_supervisor"] = pid
+        return now
+
+    lifecycle.update(layout, job.id, record_pid)
+    return Submitted(current, place, job.events, warnings)
+
+
+def _spawn(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: Path) -> int:
+    # Isolated (-I): the supervisor starts inside the work tree, whose `gitstate/` folder -m
+    # would otherwise import in place of the tool (docs/security.md).
+    argv = [
+        *launcher.argv(SUPERVISOR_MODULE),
+        "--repo",
+        str(layout.commondir),
+        "--job",
+        job.id,
+        "--round",
+        str(round_no),
+        "--lock-fd",
+        str(fd),
+    ]
+    with open(job.stderr, "ab") as stderr:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            cwd=str(cwd),
+            start_new_session=True,  # its own session and process group: detached from ours
+            pass_fds=(fd,),
+        )
+    return proc.pid
+
+
+def _dirty_warning(layout: Layout, base: str) -> tuple[str, ...]:
+    if layout.workdir is None:
+        return ()
+    try:
+        status = pygit2.Repository(str(layout.workdir)).status(untracked_files="no")
+    except (pygit2.GitError, TypeError):
+        return ()
+    dirty = [p for p, flags in status.items() if not flags & pygit2.GIT_STATUS_IGNORED]
+    if not dirty:
+        return ()
+    return (
+        f"{counted(len(dirty), 'tracked file')} {'has' if len(dirty) == 1 else 'have'} "
+        "uncommitted changes; the job starts from HEAD "
+        f"({base[:12]}) without them",
+    )
+
+
+def _seed_state(worktree: Path, job: JobFiles, parsed: plan.Plan, base: str) -> None:
+    """The job worktree's own chain (refs/agy/wt/<id>/state), seeded from the plan."""
+    from gitstate.document.patch import AddStep, Patch, SetSection
+    from gitstate.usecases.state import patch as patch_uc
+    from gitstate.usecases.workspace import Workspace
+
+    key_data = [f"- job {job.id} on branch agy/{job.id}, from {base[:12]}; plan: {job.plan}"]
+    if parsed.scope:
+        key_data.append("- scope: " + "; ".join(parsed.scope))
+    if parsed.constraints:
+        key_data.append("- constraints: " + "; ".join(parsed.constraints))
+    ops: list[Any] = [
+        SetSection("goal", parsed.title),
+        SetSection("key_data", "\n".join(key_data)),
+    ]
+    ops += [AddStep(f"meet: {item}") for item in parsed.acceptance[:3]]
+    ops.append(AddStep(f"commit on agy/{job.id} and answer in the result schema"))
+    ws = Workspace.open(worktree)
+    patch_uc.patch(ws, Patch(tuple(ops)), message=f"job {job.id}: seeded from the plan")
+
+
+def _roll_back(store: Store, job: JobFiles, no_worktree: bool) -> None:
+    """Undo a submission that failed half-way: worktree, branch, seeded chain, job folder."""
+    if not no_worktree:
+        with contextlib.suppress(Exception):
+            records.remove_worktree(store, job.id, force=True)
+            records.delete_branch(store, job.id)
+            seeded = store.repo.references.get(f"refs/agy/wt/{job.id}/state")
+            if seeded is not None:
+                seeded.delete()
+    shutil.rmtree(job.dir, ignore_errors=True)
+
+
+def _read(path: Path) -> str:
+    return jobfiles.read_text(path)

@@ -1,0 +1,326 @@
+"""The supervisor: one detached process per job round (`python -m gitstate.jobs.usecases.supervise`).
+
+It leads its own session, and holds the job's supervisor lock (inherited from `run`/`feedback`)
+until it exits. It waits for a queue slot, runs the agent's attempts (timeout + grace, retries,
+the round-2 schema rule), then settles the round in a fixed order: result.json, the record
+commit on refs/agy/jobs/<id>, and only then the terminal state in meta.json — each step only
+while the job is still this round's running job, so a cancel is never overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from gitstate.document.language import counted
+from gitstate.errors import AgyError
+from gitstate.jobs.document import config as config_mod
+from gitstate.jobs.document import plan
+from gitstate.jobs.document.config import JobConfig
+from gitstate.jobs.storage import doorbell, records
+from gitstate.jobs.storage import files as jobfiles
+from gitstate.jobs.storage.files import JobFiles
+from gitstate.jobs.usecases import lifecycle, queue, runner
+from gitstate.jobs.usecases.agents import Agent, Call
+from gitstate.jobs.usecases.lifecycle import Meta
+from gitstate.jobs.usecases.runner import Attempt
+from gitstate.jobs.usecases.submit import job_config
+from gitstate.storage.layout import Layout
+
+SCHEMA_NOTE = "schema dropped on round>=2"
+SUMMARY_CHARS = 500
+
+
+class Terminated(BaseException):
+    """SIGTERM/SIGHUP/SIGINT: leave at once, taking the agent along (see runner)."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+class Supervisor:
+    def __init__(self, layout: Layout, job_id: str, round_no: int) -> None:
+        self.layout = layout
+        self.job: JobFiles = jobfiles.files(layout, job_id)
+        self.round = round_no
+        self.store = records.main_store(layout)
+
+    def run(self) -> None:
+        meta = jobfiles.read_json(self.job.meta)
+        if not isinstance(meta, dict) or meta.get("state") != "queued":
+            return
+        if meta.get("round") != self.round:
+            return
+        try:
+            config = job_config(self.store)
+        except AgyError as exc:
+            self._fail_queued(f"bad configuration: {exc.message}")
+            return
+        self._record_pid()
+        jobfiles.append_event(self.job.events, {"type": "round", "n": self.round})
+
+        def announce(standing: queue.Standing) -> None:
+            jobfiles.append_event(
+                self.job.events,
+                {"type": "queued", "running": standing.running, "queued_ahead": standing.ahead},
+            )
+
+        claimed = queue.wait_for_slot(
+            self.layout, self.job.id, self.round, self._limit, config.queue_timeout, announce
+        )
+        if claimed is None:
+            return
+        self._run_round(claimed, config)
+
+    def _limit(self) -> int:
+        try:
+            return job_config(self.store).max_concurrent
+        except AgyError:
+            return 1
+
+    def _record_pid(self) -> None:
+        def change(meta: Meta) -> Meta | None:
+            if meta.get("round") != self.round or meta.get("pid_supervisor") == os.getpid():
+                return None
+            meta["pid_supervisor"] = os.getpid()
+            return meta
+
+        lifecycle.update(self.layout, self.job.id, change)
+
+    def _fail_queued(self, error: str) -> None:
+        def change(meta: Meta) -> Meta | None:
+            if meta.get("state") != "queued" or meta.get("round") != self.round:
+                return None
+            meta.update(state="error", error=error, finished_at=lifecycle.utc_now())
+            return meta
+
+        lifecycle.update(self.layout, self.job.id, change, ring=True)
+
+    # ---- the round ------------------------------------------------------------------------
+
+    def _run_round(self, meta: Meta, config: JobConfig) -> None:
+        agent = Agent.from_config(config)
+        prompt = self.job.prompt.read_text(encoding="utf-8")
+        conversation = meta.get("conversation_id") if self.round >= 2 else None
+        timeout = config_mod.parse_duration(meta.get("timeout") or config.timeout, "timeout")
+        deadline = time.monotonic() + timeout * (config.max_retries + 1) + config.grace
+        use_schema, note = True, None
+        attempts = retries = 0
+        last: Attempt | None = None
+        while time.monotonic() < deadline:
+            attempts += 1
+            call = Call(
+                prompt,
+                meta.get("model"),
+                meta.get("effort"),
+                meta.get("timeout") or config.timeout,
+                self.job.schema if use_schema else None,
+                conversation,
+            )
+            limit = min(timeout + config.grace, deadline - time.monotonic())
+            argv, number = agent.argv(call), attempts
+
+            def start(argv: list[str] = argv, n: int = number) -> subprocess.Popen[bytes] | None:
+                return self._start(argv, Path(meta["worktree"]), n)
+
+            attempt = runner.run_attempt(start, self.job.events, limit)
+            if attempt is None or not self._still_running():
+                return  # cancelled: cancel wrote the state itself
+            last = attempt
+            if attempt.start_error:
+                break
+            if self.round >= 2 and use_schema and _schema_failed(attempt):
+                use_schema, note = False, SCHEMA_NOTE
+                continue
+            failed = attempt.timed_out or (attempt.outcome is None and attempt.exit_code != 0)
+            if failed and retries < config.max_retries:
+                retries += 1
+                continue
+            break
+        self._settle(meta, last, attempts, note, timeout)
+
+    def _start(self, argv: list[str], cwd: Path, attempt: int) -> subprocess.Popen[bytes] | None:
+        """Spawn the agent under the queue lock, only while the job is still running, and
+        record its pid there too: a cancel either sees this pid or stops this spawn."""
+        with jobfiles.queue_locked(self.layout):
+            meta = lifecycle.read(self.layout, self.job.id)
+            if meta.get("state") != "running" or meta.get("round") != self.round:
+                return None
+            with open(self.job.stderr, "ab") as stderr:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=str(cwd),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    start_new_session=True,
+                    env={**os.environ, lifecycle.JOB_ENV: self.job.id},
+                )
+            meta.update(pid_agent=proc.pid, agent_started_at=lifecycle.utc_now(), attempts=attempt)
+            lifecycle.write(self.layout, meta)
+        return proc
+
+    def _still_running(self) -> bool:
+        meta = jobfiles.read_json(self.job.meta)
+        return (
+            isinstance(meta, dict)
+            and meta.get("state") == "running"
+            and meta.get("round") == self.round
+        )
+
+    def _settle(
+        self, meta: Meta, last: Attempt | None, attempts: int, note: str | None, timeout: float
+    ) -> None:
+        state, error = _verdict(last, attempts, meta.get("timeout") or f"{int(timeout)}s")
+        outcome = last.outcome if last else None
+        tip = self._tip(meta)
+        names, stat = records.changes(self.store, meta["base_sha"], tip)
+        structured = outcome.structured_output if outcome else None
+        problems = plan.contract_problems(structured)
+        response = outcome.response if outcome else ""
+        summary = structured.get("summary") if isinstance(structured, dict) else None
+        if not isinstance(summary, str):
+            summary = response[:SUMMARY_CHARS]
+        conversation = (last.conversation_id if last else None) or meta.get("conversation_id")
+        result: dict[str, Any] = {
+            "job_id": self.job.id,
+            "state": state,
+            "agy_status": (outcome.status if outcome else None) or "UNKNOWN",
+            "round": self.round,
+            "summary": summary,
+            "structured_output": structured,
+            "contract_ok": not problems and note is None,
+            "contract_note": note or ("; ".join(problems) if problems else None),
+            "response_text": response,
+            "files_changed_git": names,
+            "diff_stat": stat,
+            "usage": outcome.usage if outcome else None,
+            "conversation_id": conversation,
+            "duration_seconds": outcome.duration_seconds if outcome else None,
+            "num_turns": outcome.num_turns if outcome else None,
+            "attempts": attempts,
+            "exit_code": last.exit_code if last else None,
+            "error": error,
+            "worktree": meta["worktree"],
+            "branch": meta.get("branch"),
+            "base_sha": meta["base_sha"],
+            "tip_sha": tip,
+            "uncommitted_files": records.uncommitted(Path(meta["worktree"])),
+        }
+        if state == "done" and outcome and (outcome.status or "SUCCESS") != "SUCCESS":
+            result["false_error"] = "artifact_path"
+        if not self._still_running():
+            return
+        text = _dump(result)
+        contents, hits = records.record_contents(self.job, text)
+        if hits:
+            result["record_redacted"] = hits
+            text = _dump(result)
+            contents, _ = records.record_contents(self.job, text)
+        jobfiles.write_bytes(self.job.result, text.encode())
+        record_error = None
+        try:
+            records.commit_record(
+                self.store, self.job.id, self.round, state, contents, records.subject_of(result)
+            )
+        except Exception as exc:  # the runtime files still hold the round
+            record_error = f"{type(exc).__name__}: {exc}"
+
+        def finish(current: Meta) -> Meta | None:
+            if current.get("state") != "running" or current.get("round") != self.round:
+                return None
+            current.update(
+                state=state,
+                finished_at=lifecycle.utc_now(),
+                agy_status=result["agy_status"],
+                exit_code=result["exit_code"],
+                error=error,
+                attempts=attempts,
+                conversation_id=conversation,
+            )
+            if record_error:
+                current["record_error"] = record_error
+            return current
+
+        lifecycle.update(self.layout, self.job.id, finish, ring=True)
+
+    def _tip(self, meta: Meta) -> str | None:
+        if meta.get("branch"):
+            return records.branch_tip(self.store, self.job.id)
+        try:
+            import pygit2
+
+            return str(pygit2.Repository(meta["worktree"]).head.target)
+        except Exception:
+            return None
+
+
+def _schema_failed(attempt: Attempt) -> bool:
+    """A round-2 call the schema may have broken: it failed and gave no usable answer."""
+    if attempt.exit_code == 0 or attempt.timed_out:
+        return False
+    return attempt.outcome is None or attempt.outcome.status in ("ERROR", "INVALID")
+
+
+def _verdict(last: Attempt | None, attempts: int, timeout: str) -> tuple[str, str | None]:
+    if last is None:
+        return "error", "the round's time budget ran out before the agent could start"
+    if last.start_error:
+        return "error", last.start_error
+    if last.timed_out:
+        return "error", f"timed out after {timeout} ({counted(attempts, 'attempt')})"
+    outcome = last.outcome
+    if outcome is None:
+        return "error", f"no result event from the agent (exit code {last.exit_code})"
+    status = outcome.status
+    if (
+        status == "ERROR"
+        and isinstance(outcome.structured_output, dict)
+        and "not a valid artifact path" in outcome.response
+    ):
+        return "done", None  # agy's known false alarm; the work itself is there
+    if last.exit_code != 0:
+        return "error", f"the agent exited with code {last.exit_code} (status {status})"
+    if status not in (None, "SUCCESS"):
+        return "error", f"the agent reported {status}"
+    return "done", None
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gitstate.jobs.usecases.supervise")
+    parser.add_argument("--repo", required=True, help="the repository's common git dir")
+    parser.add_argument("--job", required=True)
+    parser.add_argument("--round", type=int, required=True)
+    parser.add_argument("--lock-fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    os.set_inheritable(args.lock_fd, False)  # agents must not keep the supervisor "alive"
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, _terminate)
+    common = Path(args.repo).resolve()
+    layout = Layout(None, common, common, None)
+    try:
+        Supervisor(layout, args.job, args.round).run()
+    except Terminated:
+        return 143
+    except Exception as exc:  # leave a trace for `status`; readers reconcile the state
+        print(f"supervisor: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        doorbell.ring(layout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""The brain's full-text index: SQLite FTS5 in the brain's git dir, derived from the ref.
+
+Never the source of truth: it records the tip it was built from and the blob each file was
+indexed from, catches up by blob id (a file whose blob did not change is not read), and is
+thrown away and rebuilt when it is missing, corrupt, or of another schema. Files are cut into
+overlapping chunks, each remembering its file; CJK text is segmented (document/search_text.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from gitstate.memory.document import search_text
+from gitstate.storage import private
+
+SCHEMA = "1"
+BUSY_TIMEOUT = 30.0
+SNIPPET_TOKENS = 24
+
+_CREATE = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(path TEXT PRIMARY KEY, blob TEXT NOT NULL);
+CREATE TABLE chunks(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    content TEXT NOT NULL
+);
+CREATE INDEX chunks_path ON chunks(path);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')
+"""
+
+
+class Hit(NamedTuple):
+    path: str
+    snippet: str
+    score: float  # higher is better (FTS5's bm25, negated)
+    chunk: int
+
+    def as_json(self) -> dict[str, object]:
+        return {"path": self.path, "snippet": self.snippet, "score": self.score}
+
+
+class CaughtUp(NamedTuple):
+    tip: str | None
+    indexed: int  # files (re)indexed
+    removed: int  # files dropped
+    rebuilt: bool
+
+
+class Index:
+    """One open index file. Every method may raise sqlite3.DatabaseError on a corrupt file;
+    the caller then calls rebuild() and tries again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db: sqlite3.Connection | None = None
+
+    def connect(self) -> sqlite3.Connection:
+        if self.db is None:
+            private.make_dir(self.path.parent)
+            # SQLite gives its journal the database file's mode: a 0600 file keeps both
+            # private (docs/memory.md); an index an older version made is tightened here.
+            with contextlib.suppress(OSError):  # read-only: SQLite opens it read-only
+                private.create_file(self.path)
+            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT, isolation_level=None)
+            try:
+                db.execute("PRAGMA synchronous=NORMAL")
+                row = _schema_row(db)
+                if row is None:
+                    _create(db)
+                elif row != SCHEMA:
+                    raise sqlite3.DatabaseError(f"index schema {row}, expected {SCHEMA}")
+            except BaseException:
+                db.close()
+                raise
+            self.db = db
+        return self.db
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def rebuild(self) -> None:
+        """Throw the file away (with its journal) and start an empty index."""
+        self.close()
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
+        self.connect()
+
+    def tip(self) -> str | None:
+        row = self.connect().execute("SELECT value FROM meta WHERE key = 'tip'").fetchone()
+        return str(row[0]) if row else None
+
+    def counts(self) -> tuple[int, int]:
+        db = self.connect()
+        files = db.execute("SELECT count(*) FROM files").fetchone()[0]
+        chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return int(files), int(chunks)
+
+    def catch_up(
+        self,
+        tip: str | None,
+        list_tree: Callable[[], dict[str, str]],
+        load: Callable[[str], bytes],
+    ) -> CaughtUp:
+        """Make the index hold exactly the tip's tree (`list_tree()`: path -> blob id); the
+        tree is listed only when the index is behind."""
+        db = self.connect()
+        if self.tip() == (tip or ""):
+            return CaughtUp(tip, 0, 0, False)
+        db.execute("BEGIN IMMEDIATE")  # one writer; a concurrent search waits, then sees it done
+        try:
+            if self.tip() == (tip or ""):
+                db.execute("COMMIT")
+                return CaughtUp(tip, 0, 0, False)
+            listing = list_tree()
+            have = dict(db.execute("SELECT path, blob FROM files").fetchall())
+            removed = 0
+            for path in sorted(set(have) - set(listing)):
+                self._drop(path)
+                removed += 1
+            indexed = 0
+            for path, blob in sorted(listing.items()):
+                if have.get(path) == blob or not path.endswith(".md"):
+                    continue
+                self._drop(path)
+                self._add(path, blob, load(blob).decode("utf-8", "replace"))
+                indexed += 1
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tip', ?)", (tip or "",))
+            db.execute("COMMIT")
+        except BaseException:
+            _rollback(db)
+            raise
+        return CaughtUp(tip, indexed, removed, False)
+
+    def _drop(self, path: str) -> None:
+        db = self.connect()
+        db.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)", (path,)
+        )
+        db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        db.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def _add(self, path: str, blob: str, text: str) -> None:
+        db = self.connect()
+        for seq, piece in enumerate(search_text.chunks(text)):
+            cursor = db.execute(
+                "INSERT INTO chunks(path, seq, content) VALUES (?, ?, ?)", (path, seq, piece)
+            )
+            db.execute(
+                "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)",
+                (cursor.lastrowid, search_text.segment(piece)),
+            )
+        db.execute("INSERT INTO files(path, blob) VALUES (?, ?)", (path, blob))
+
+    def search(self, match: str, limit: int) -> list[Hit]:
+        """Chunks matching the FTS5 expression, best first."""
+        left, right = search_text.HIGHLIGHT
+        rows = (
+            self.connect()
+            .execute(
+                # `rank` (bm25 by default) lets FTS5 sort by itself, and snippet() then runs
+                # for the rows returned only: about twice as fast as ORDER BY bm25(...).
+                "SELECT c.path, c.seq, snippet(chunks_fts, 0, ?, ?, '…', ?), rank "
+                "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
+                (left, right, SNIPPET_TOKENS, match, limit),
+            )
+            .fetchall()
+        )
+        return [
+            Hit(path, search_text.unsegment(snippet).strip(), round(-float(rank), 6), seq)
+            for path, seq, snippet, rank in rows
+        ]
+
+
+def _schema_row(db: sqlite3.Connection) -> str | None:
+    exists = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if exists is None:
+        return None
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    return str(row[0]) if row else ""
+
+
+def _create(db: sqlite3.Connection) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if _schema_row(db) is None:  # another process may have created it meanwhile
+            for statement in _CREATE.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute("INSERT INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA,))
+        db.execute("COMMIT")
+    except BaseException:
+        _rollback(db)
+        raise
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    try:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass  # a corrupt file: the caller rebuilds it
