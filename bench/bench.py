@@ -762,7 +762,7 @@ def rows_sync(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     repos = []
     for name in ("sync-subject", "sync-baseline"):
         repo = build_chain(env, root / name, count, pack=False)
-        git(env, repo, "config", "user.email", SYNC_EMAIL)  # sync's <user> (DESIGN.md §9)
+        git(env, repo, "config", "user.email", SYNC_EMAIL)  # sync's <user> (docs/sync.md)
         # 3,000 loose objects stay under gc.auto (6,700); this only rules out a background gc.
         git(env, repo, "config", "gc.auto", "0")
         git(env, repo, "remote", "add", "origin", str(root / "none.git"))

@@ -1,4 +1,4 @@
-"""Typed errors, each carrying its exit code (DESIGN.md §4) and an optional hint.
+"""Typed errors, each carrying its exit code (docs/exit-codes.md) and an optional hint.
 
 The core raises these; exactly one place at the edge (gitstate.cli.app) turns them into
 `error: …` / `hint: …` lines or `{"error", "code"}` JSON. Nothing here imports git or click.

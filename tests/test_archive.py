@@ -1,4 +1,4 @@
-"""Finishing tasks (DESIGN.md §6): archive refs, closing snapshots, reopen, and what triggers it."""
+"""Finishing tasks (docs/phase-and-checkpoints.md): archive refs, closing snapshots, reopen, and what triggers it."""
 
 from __future__ import annotations
 

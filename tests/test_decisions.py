@@ -1,4 +1,4 @@
-"""Decisions and known errors as git notes on refs/notes/agy/decisions (DESIGN.md §3, §4).
+"""Decisions and known errors as git notes on refs/notes/agy/decisions (docs/decisions.md).
 
 Real repositories, real git for everything the user would do with plain git: amend, rebase,
 `git notes merge`, `git log --notes`, concurrent writers in separate processes.

@@ -1,4 +1,4 @@
-"""The pure document layer: outline, parse, render and validate STATE.md (DESIGN.md §2).
+"""The pure document layer: outline, parse, render and validate STATE.md (docs/format.md).
 
 zh-TW must behave as the peer validator antigravity-state does (peers.md §1.2-1.3), in the peer's
 own words; en and zh-CN follow the same rules with their own headings and tokens.
@@ -303,7 +303,7 @@ class TestKeyData:
         assert check_text(text).valid
 
     def test_sub_bullets_belong_to_their_item__deliberately_unlike_the_peer(self) -> None:
-        """Our one exception to peer compatibility (DESIGN.md §2): the peer counts these six
+        """Our one exception to peer compatibility (docs/format.md): the peer counts these six
         bullets as 6 items and rejects the file; we count 4 items and accept it."""
         text = make(key_data=["- a", "- b", "  - b 的細節", "  - b 的另一個細節", "- c", "- d"])
         assert errors(check_text(text)) == []

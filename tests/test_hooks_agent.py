@@ -1,4 +1,4 @@
-"""Agent hooks as the agent CLIs call them: real processes, real payload shapes (DESIGN.md §5)."""
+"""Agent hooks as the agent CLIs call them: real processes, real payload shapes (docs/hooks.md)."""
 
 from __future__ import annotations
 

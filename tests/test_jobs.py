@@ -1,4 +1,4 @@
-"""Background jobs end to end: real supervisors, real worktrees, a fake agent CLI (DESIGN.md §7)."""
+"""Background jobs end to end: real supervisors, real worktrees, a fake agent CLI (docs/jobs.md)."""
 
 from __future__ import annotations
 

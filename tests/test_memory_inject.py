@@ -1,5 +1,5 @@
 """The memory core in the session-start injection: read from the plain-text cache (no pygit2),
-after the state, within agy.memoryBudget, only at startup and resume (DESIGN.md §8)."""
+after the state, within agy.memoryBudget, only at startup and resume (docs/memory.md)."""
 
 from __future__ import annotations
 

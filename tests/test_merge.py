@@ -1,4 +1,4 @@
-"""The three-way merge of states (DESIGN.md §9): rules, properties, determinism."""
+"""The three-way merge of states (docs/sync.md): rules, properties, determinism."""
 
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ def test_the_result_always_renders_and_parses(
     assert parse(render(merged)) == merged
 
 
-# ---- a view saved over a moved tip merges three ways (DESIGN.md §9) -----------------------
+# ---- a view saved over a moved tip merges three ways (docs/sync.md) -----------------------
 
 
 def foreign_snapshot(repo: Any, text: str) -> str:

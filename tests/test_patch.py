@@ -1,4 +1,4 @@
-"""The state patch ΔΣ (DESIGN.md §2, §4): typed ops, their JSON form, and applying them whole.
+"""The state patch ΔΣ (docs/format.md, §4): typed ops, their JSON form, and applying them whole.
 
 A patch either applies completely and leaves a valid document, or raises and changes nothing.
 """

@@ -1,4 +1,4 @@
-"""Nothing lost, bad input gets one clear line (DESIGN.md §2, §3, §4, §10).
+"""Nothing lost, bad input gets one clear line (docs/format.md, §3, §4, §10).
 
 Real repositories and real processes: writers racing each other, a foreign `git update-ref`
 between our read and our write, writers killed with SIGKILL at random moments, a corpus of

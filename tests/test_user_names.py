@@ -1,6 +1,6 @@
 """Your name on the remote (docs/sync.md, "Your name on the remote"; issue 12, item 9).
 
-The name is DESIGN.md §9's slug, unchanged, so every chain already on a remote keeps its name;
+The name is docs/sync.md's slug, unchanged, so every chain already on a remote keeps its name;
 two values that give one name are told apart by who wrote the chain: the second person is
 refused with a hint, never merged into the first one's state.
 """

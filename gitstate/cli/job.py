@@ -1,4 +1,4 @@
-"""`git agy-state job …`: background agent jobs in their own worktrees (DESIGN.md §7).
+"""`git agy-state job …`: background agent jobs in their own worktrees (docs/jobs.md).
 
 A thin edge: each subcommand parses its options, calls one use case in gitstate.jobs
 and prints (text by default, `--json` for programs). Exit codes are sub-agy's.

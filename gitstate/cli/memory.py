@@ -1,4 +1,4 @@
-"""`git agy-state memory …`: long-term memory in a git brain repository (DESIGN.md §8).
+"""`git agy-state memory …`: long-term memory in a git brain repository (docs/memory.md).
 
 A thin edge: each subcommand parses its options, calls one use case, prints. Use cases are
 imported inside the commands so that `memory search` pays only for what it runs.

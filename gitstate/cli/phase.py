@@ -1,4 +1,4 @@
-"""`git agy-state phase`: show the agent's phase, or move it (DESIGN.md §6)."""
+"""`git agy-state phase`: show the agent's phase, or move it (docs/phase-and-checkpoints.md)."""
 
 from __future__ import annotations
 

@@ -205,7 +205,7 @@ def locale(environ: Mapping[str, str]) -> str | None:
 
 
 def from_locale(lang_env: str | None) -> Language:
-    """The language of a locale such as `zh_TW.UTF-8` (DESIGN.md §2): zh-TW for zh_TW and
+    """The language of a locale such as `zh_TW.UTF-8` (docs/format.md): zh-TW for zh_TW and
     zh_HK, zh-CN for zh_CN and zh_SG, en for anything else (C, POSIX, en_US, de_DE…)."""
     value = (lang_env or "").lower()
     if value.startswith(("zh_tw", "zh_hk", "zh-tw", "zh-hk")):

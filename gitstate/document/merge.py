@@ -1,4 +1,4 @@
-"""Three-way merge of two states against their merge base (DESIGN.md §9). Pure and deterministic.
+"""Three-way merge of two states against their merge base (docs/sync.md). Pure and deterministic.
 
 Line by line within each section: a change on one side is taken; the same change on both is
 taken once; both sides adding lines at the same place keeps both (ours first); both changing the

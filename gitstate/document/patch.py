@@ -455,7 +455,7 @@ _LIMIT_CODES = ("lines", "key_items")
 def _shrinks_only(before: Document, errors: tuple[Problem, ...]) -> bool:
     """True when every problem left is a size limit that the input already broke at least as
     badly: after a sync merge over the limits, a patch that shrinks (or keeps) the violation
-    is accepted although the document is not valid yet (DESIGN.md §9)."""
+    is accepted although the document is not valid yet (docs/sync.md)."""
     old = {
         p.section: p.found or 0 for p in check_text(render(before)).errors if p.code in _LIMIT_CODES
     }

@@ -1,4 +1,4 @@
-"""The agent phase machine (DESIGN.md §6): seven phases, the legal moves, the three-fixes rule.
+"""The agent phase machine (docs/phase-and-checkpoints.md): seven phases, the legal moves, the three-fixes rule.
 
 Pure: plain strings and tuples in, plain values out; no git, no I/O. The use case
 (usecases/phase.py) reads the snapshot history and turns it into `Fact`s, newest first.
@@ -21,7 +21,7 @@ PHASES: tuple[str, ...] = (
     "ARCHIVING",
 )
 
-# Exactly DESIGN.md §6 (the Context Manager's adjacency table), in its order.
+# Exactly docs/phase-and-checkpoints.md (the Context Manager's adjacency table), in its order.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     "IDLE": ("PLANNING",),
     "PLANNING": ("CONFIRMING", "IDLE"),
@@ -76,7 +76,7 @@ def fixes_in_a_row(history: Iterable[Fact]) -> int:
 
     A snapshot entered AUTO_FIX when its phase is AUTO_FIX and its parent's is not. Counting
     stops (and so starts over) at the newest of:
-      - a snapshot that finished a step (DESIGN.md §6: "without a step finished in between");
+      - a snapshot that finished a step (docs/phase-and-checkpoints.md: "without a step finished in between");
       - an entry into EXECUTING from a phase other than AUTO_FIX: the user confirmed a plan
         (CONFIRMING → EXECUTING) or a person unblocked the agent (BLOCKED → EXECUTING), so the
         agent gets three fresh tries;

@@ -1,4 +1,4 @@
-"""The STATE.md rules (DESIGN.md §2): every problem at once, each with its line number.
+"""The STATE.md rules (docs/format.md): every problem at once, each with its line number.
 
 Rule for rule the peer validator (antigravity-state's state-check.mjs), in its order and, for
 zh-TW, its words; plus line numbers, warnings for stray markers, and two deliberate exceptions:

@@ -1,4 +1,4 @@
-"""Agent hooks: an agent CLI's payload in, that agent's JSON shape out (DESIGN.md §5).
+"""Agent hooks: an agent CLI's payload in, that agent's JSON shape out (docs/hooks.md).
 
 Runs on every agent turn, so it starts fast: this module imports neither click nor pygit2 (the
 stop guard loads pygit2 only when it must save), and reads STATE.md straight from disk, only as a

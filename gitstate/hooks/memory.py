@@ -1,4 +1,4 @@
-"""The memory core for the agent hook's session-start injection (DESIGN.md §8).
+"""The memory core for the agent hook's session-start injection (docs/memory.md).
 
 Framed as data between its own markers, redacted, and the whole framed block within
 agy.memoryBudget (hooks/frame.py; docs/hooks.md, "What is injected").

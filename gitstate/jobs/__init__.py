@@ -1,4 +1,4 @@
-"""Background agent jobs (DESIGN.md §7): queue, supervise, harvest — the sub-agy runtime in git.
+"""Background agent jobs (docs/jobs.md): queue, supervise, harvest — the sub-agy runtime in git.
 
 submit.py creates a job and spawns its supervisor; supervise.py is that detached process (queue
 slot, agent attempts, result, record); control.py reads and steers jobs (status, watch, result,

@@ -1,4 +1,4 @@
-"""The memory core injected at session start (DESIGN.md §8), cut to a byte budget. Pure.
+"""The memory core injected at session start (docs/memory.md), cut to a byte budget. Pure.
 
 Order: USER.md, projects/<this project>.md, MEMORY.md, then this project's session blocks of
 today and yesterday, newest first. Cuts fall between sections and blocks, never inside one; what

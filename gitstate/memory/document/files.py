@@ -1,4 +1,4 @@
-"""The memory files of the brain as text (DESIGN.md §8): MEMORY.md, USER.md, projects/<name>.md.
+"""The memory files of the brain as text (docs/memory.md): MEMORY.md, USER.md, projects/<name>.md.
 
 Pure: no git, no I/O, and no `typing` at run time (the agent hook cuts these files into sections
 at session start). A file is a preamble and `## ` sections; entries are the lines of a section (a

@@ -1,4 +1,4 @@
-"""Three-way merge of two brains against their merge base (DESIGN.md §8). Pure and deterministic.
+"""Three-way merge of two brains against their merge base (docs/memory.md). Pure and deterministic.
 
 File by file: a file changed on one side takes that side. Changed on both: a session log is the
 union of its blocks (identical blocks once, ordered by time; a block of the base that one side

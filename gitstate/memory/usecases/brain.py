@@ -4,7 +4,7 @@ A write, under the brain's lock: read the tip, compute the new files, check them
 cap of MEMORY.md, the credential scan of the lines the write adds), commit on the tip,
 compare-and-swap refs/agy/memory (retrying on a moved tip), then refresh the plain-text cache
 the agent hook reads. Sync merges do not come through here: they are never refused for size and
-never scanned (DESIGN.md §8).
+never scanned (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def write(
 
 
 def _capacity(current: str, changes: dict[str, str | None]) -> list[str]:
-    """Refuse MEMORY.md growing past the limit; warn past WARN_AT (DESIGN.md §8)."""
+    """Refuse MEMORY.md growing past the limit; warn past WARN_AT (docs/memory.md)."""
     if files.MEMORY_FILE not in changes:
         return []
     before = files.count_lines(current)

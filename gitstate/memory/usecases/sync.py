@@ -1,4 +1,4 @@
-"""`memory sync [REMOTE]`: fetch the brain's ref, merge, push fast-forward only (DESIGN.md §8).
+"""`memory sync [REMOTE]`: fetch the brain's ref, merge, push fast-forward only (docs/memory.md).
 
 Through the `git` command (credentials, ssh config and proxies just work), in the brain's own git
 dir: the project's sync never carries refs/agy/memory. REMOTE is a URL, a path or a remote of the

@@ -1,6 +1,6 @@
 """Writing memory: add (routed by layer), session (append a block, link it), edit, forget.
 
-Routing (DESIGN.md §8): identity → USER.md, knowledge → a section of MEMORY.md, project →
+Routing (docs/memory.md): identity → USER.md, knowledge → a section of MEMORY.md, project →
 projects/<name>.md; experience is written only by `session`, one new block at the end of today's
 log, never an edit of a past one. Every write goes through usecases/brain.py:write (lock, checks,
 commit, compare-and-swap, cache).

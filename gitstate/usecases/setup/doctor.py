@@ -1,4 +1,4 @@
-"""`doctor`: is everything the tool keeps in this repository sound? (DESIGN.md §4)
+"""`doctor`: is everything the tool keeps in this repository sound? (docs/commands.md)
 
 Checks the state chains and their snapshots, the view and its record, leftovers of killed
 writers, the git hooks, the remote set-up and the jobs, and says what to do about each problem.

@@ -22,7 +22,7 @@ ARCHIVE_PREFIX = "refs/agy/archive/"
 ARCHIVED_TRAILER = "Agy-Archived"
 REOPENED_TRAILER = "Agy-Reopened"
 SLUG_MAX = 40
-# Characters that stay in a slug: a–z, 0–9 and CJK ideographs (DESIGN.md §6); the rest → "-".
+# Characters that stay in a slug: a–z, 0–9 and CJK ideographs (docs/phase-and-checkpoints.md); the rest → "-".
 _SLUG_DROP = re.compile(
     "[^a-z0-9\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f]+"
 )

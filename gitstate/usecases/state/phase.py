@@ -1,4 +1,4 @@
-"""The agent's phase: read it from the tip, move it by appending a snapshot (DESIGN.md §6).
+"""The agent's phase: read it from the tip, move it by appending a snapshot (docs/phase-and-checkpoints.md).
 
 The rules live in document/phase.py; this module only feeds them the snapshot history and
 records the outcome as a snapshot with the tip's tree and a new `Agy-Phase` trailer.

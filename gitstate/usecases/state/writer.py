@@ -80,7 +80,7 @@ def save(
         allow_secret=allow_secret,
         session=session,
         write_view_when_unchanged=False,
-        may_archive=origin is None,  # a hook's save never archives (DESIGN.md §6)
+        may_archive=origin is None,  # a hook's save never archives (docs/phase-and-checkpoints.md)
     )
 
 
@@ -185,7 +185,7 @@ def write(
     over_limit_ok: bool = False,
 ) -> Written:
     """The one write path: see the module doc. With `may_archive`, a write that empties a
-    next_steps the tip still had finishes the task (DESIGN.md §6)."""
+    next_steps the tip still had finishes the task (docs/phase-and-checkpoints.md)."""
     ws.require_workdir()
     store, layout = ws.store, ws.layout
     with ws.locked():

@@ -2,7 +2,7 @@
 
 Imported only when a chain must move, so a sync with nothing to merge never loads pygit2.
 The merge commit has both parents; its document comes from gitstate.document.merge against
-the merge base; an archive on one side meets edits on the other as DESIGN.md §6 says.
+the merge base; an archive on one side meets edits on the other as docs/phase-and-checkpoints.md says.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def _archive_meets_edits(
     phase: str,
 ) -> tuple[Document | None, list[tuple[str, str]], str]:
     """One side closed the task, the other side has a document: if that side went on editing
-    since the base, the task reopens from it with a note; else it stays closed (DESIGN.md §6)."""
+    since the base, the task reopens from it with a note; else it stays closed (docs/phase-and-checkpoints.md)."""
 
     store = ws.store
     closed_side, open_doc = (local, theirs) if ours is None else (remote, ours)

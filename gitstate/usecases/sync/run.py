@@ -1,4 +1,4 @@
-"""Sync with a git remote (DESIGN.md §9): fetch the agy refs, merge, push fast-forward only.
+"""Sync with a git remote (docs/sync.md): fetch the agy refs, merge, push fast-forward only.
 
 Fetch `refs/agy/*` into `refs/agy-remotes/<remote>/*` and the decision notes into
 `refs/notes/agy-remotes/<remote>/*`; this person's chains (travelling as
