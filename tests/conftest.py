@@ -1,16 +1,19 @@
 """The hermetic seal every test runs in, and the fixtures that make real repositories.
 
 Temporary HOME and XDG dirs, no system or global git config (for git and for libgit2), a fixed
-author and date, no editor, UTC. Repositories come from pytest-git's `git_repo`.
+author and date, no editor, UTC. Repositories come from pytest-git's `GitRepo`, served here as
+the `git_repo` fixture (see `_import_pytest_git`).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pygit2
@@ -18,6 +21,36 @@ import pytest
 from click.testing import CliRunner, Result
 
 AUTHOR_DATE = "2026-01-02T03:04:05+00:00"
+
+
+def _import_pytest_git() -> ModuleType:
+    """pytest-git (and pytest-shutil under it) declare their fixtures with `@pytest.yield_fixture`,
+    deprecated since pytest 6.2 and gone in pytest 10, where importing them fails and, as
+    auto-loaded plugins, takes the whole run down. pyproject.toml keeps both plugins from loading
+    (`-p no:git_repo -p no:workspace`); here they are imported with `yield_fixture` standing for
+    `fixture` ("they are the same", says pytest), so no deprecated API is called and the import
+    works on pytest 10 too. Only their `GitRepo` class is used, by the fixture below."""
+    had = "yield_fixture" in vars(pytest)
+    saved = vars(pytest).get("yield_fixture")
+    pytest.yield_fixture = pytest.fixture  # type: ignore[attr-defined]
+    try:
+        return importlib.import_module("pytest_git")
+    finally:
+        if had:
+            pytest.yield_fixture = saved  # type: ignore[attr-defined]
+        else:
+            del pytest.yield_fixture  # type: ignore[attr-defined]
+
+
+_pytest_git = _import_pytest_git()
+
+
+@pytest.fixture
+def git_repo() -> Iterator[Any]:
+    """pytest-git's `git_repo`: an empty repository (`git init`) in a temporary workspace,
+    removed afterwards; `.workspace` is its path, `.api` a GitPython handle, `.uri` its URL."""
+    with _pytest_git.GitRepo() as repo:
+        yield repo
 
 
 @pytest.fixture(autouse=True)
