@@ -1,7 +1,8 @@
 """Typed errors, each carrying its exit code (docs/exit-codes.md) and an optional hint.
 
-The core raises these; exactly one place at the edge (gitstate.cli.app) turns them into
-`error: …` / `hint: …` lines or `{"error", "code"}` JSON. Nothing here imports git or click.
+The core raises these; exactly one place (gitstate/error_map.py) turns them, and any other
+exception, into an exit code and `error: …` / `hint: …` lines or `{"error", "code"}` JSON, for
+every edge. Nothing here imports git or click.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ EXIT_NOT_A_REPOSITORY = 6
 EXIT_USAGE = 64
 EXIT_TIMEOUT = 124
 EXIT_AGENT_MISSING = 127
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+EXIT_TERMINATED = 143  # the job supervisor ended by SIGTERM, SIGHUP or SIGINT (128 + SIGTERM)
 
 
 class AgyError(Exception):
@@ -47,6 +50,10 @@ class InvalidDocument(AgyError):
     ) -> None:
         super().__init__(message, hint)
         self.problems = tuple(problems)
+
+
+class PatchError(AgyError):
+    """The patch cannot apply (unknown step, ambiguous match, …): exit 1, nothing changes."""
 
 
 class SecretFound(AgyError):
@@ -102,6 +109,12 @@ class AgentMissing(AgyError):
     """The configured agent CLI is not installed (exit 127)."""
 
     exit_code = EXIT_AGENT_MISSING
+
+
+class Interrupted(AgyError):
+    """Ctrl-C (exit 130): the user stopped it; nothing of ours failed."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 _WRITES = {errno_mod.EROFS, errno_mod.ENOSPC, errno_mod.EDQUOT, errno_mod.EFBIG}

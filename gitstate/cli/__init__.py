@@ -1,7 +1,8 @@
 """The `git agy-state` command line: a thin edge over the use cases.
 
-Errors are turned into messages and exit codes here and nowhere else: typed AgyErrors keep
-their code, click's usage errors become 64, anything unexpected is one line (no traceback).
+Every failure leaves through `AgyGroup.main`: click's usage errors become UsageError (64), a
+Ctrl-C Interrupted (130), and the error map (gitstate/error_map.py) says any exception as its
+exit code and one `error:` line, or JSON; nothing here decides a code or a text of its own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import click
 
 from gitstate import __version__
 from gitstate.cli.output import report_error
-from gitstate.errors import EXIT_FAILURE, EXIT_USAGE, AgyError, UsageError, os_failure
+from gitstate.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, AgyError, Interrupted, UsageError
 
 # One module per command, named after it (`gitstate/cli/<name>.py` holds the click command
 # `<name>`), loaded on first use so that running one command imports only what it needs (a save
@@ -68,7 +69,7 @@ class AgyGroup(click.Group):
             )
         except click.exceptions.NoArgsIsHelpError as exc:
             click.echo(exc.ctx.get_help() if exc.ctx else "")
-            code = 0
+            code = EXIT_OK
         except click.UsageError as exc:
             hint = "git agy-state --help"
             if exc.ctx is not None:
@@ -78,31 +79,18 @@ class AgyGroup(click.Group):
         except click.ClickException as exc:
             code = report_error(UsageError(exc.format_message()), as_json)
         except click.Abort:
-            click.echo("error: interrupted", err=True)
-            code = 130
-        except AgyError as exc:
-            code = report_error(exc, as_json)
+            code = report_error(Interrupted("interrupted"), as_json)
         except BrokenPipeError:
             # The reader went away (git agy-state log | head): not our failure.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             code = EXIT_FAILURE
         except Exception as exc:
-            if os.environ.get("AGY_DEBUG"):
-                raise
-            # Read-only, full, not permitted: the file system's words, one line, also when
-            # libgit2 says them (docs/exit-codes.md); anything else is an internal error.
-            failure = os_failure(exc)
-            code = report_error(
-                failure
-                or AgyError(
-                    f"internal error: {type(exc).__name__}: {exc}",
-                    hint="set AGY_DEBUG=1 to see the traceback, and please report it",
-                ),
-                as_json,
-            )
+            if os.environ.get("AGY_DEBUG") and not isinstance(exc, AgyError):
+                raise  # the traceback, also of an OS failure (its hint says where it happened)
+            code = report_error(exc, as_json)
         if standalone_mode:
-            sys.exit(code or 0)
+            sys.exit(code or EXIT_OK)
         return code
 
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from gitstate.cli.output import emit_json, json_option, note, problem_lines, say, short
+from gitstate.cli.output import emit_json, json_option, note, say, short
 from gitstate.document.language import counted
+from gitstate.error_map import problem_lines
 from gitstate.errors import EXIT_FAILURE
 from gitstate.storage.layout import discover
 from gitstate.usecases.state import history

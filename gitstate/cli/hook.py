@@ -10,8 +10,6 @@ import sys
 
 import click
 
-from gitstate.errors import AgyError
-
 
 @click.group()
 def hook() -> None:
@@ -74,9 +72,6 @@ def post_checkout(previous: str, new: str, flag: str) -> None:
     """Warn when STATE.md belongs to another branch (git runs this)."""
     from gitstate.hooks import git
 
-    try:
-        warning = git.post_checkout(previous, new, flag)
-    except AgyError:
-        return
+    warning = git.post_checkout(previous, new, flag)  # logs its own failure: git goes on
     if warning:
         click.echo(warning, err=True)

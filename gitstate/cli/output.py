@@ -1,28 +1,26 @@
 """How the CLI speaks: JSON on stdout for machines, text on stdout, diagnostics on stderr.
 
-The one place errors become `error: …` / `hint: …` lines (or `{"error", "code"}` JSON), and
-the one place text meets the terminal: everything `say`, `note` and `report_error` print has its
+The one place text meets the terminal: everything `say`, `note` and `report_error` print has its
 control characters escaped (document/controls.py, docs/format.md), since stored text may come
 from a teammate, a remote or an agent. JSON is escaped by json.dumps, and `emit_json` also
-writes DEL, C1 and the bidi controls as `\\u` escapes (json.dumps leaves those raw).
+writes DEL, C1 and the bidi controls as `\\u` escapes (json.dumps leaves those raw). What an
+error says, and its exit code, come from gitstate/error_map.py; `report_error` only prints it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gitstate import error_map
 from gitstate.document.controls import escape, escape_json
-from gitstate.errors import AgyError, InvalidDocument, SecretFound
 
 if TYPE_CHECKING:  # the use cases load pygit2; commands that print them import them anyway
     from gitstate.usecases.state.writer import Written
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-MAX_LISTED = 20
 
 
 def json_option(func: F) -> F:
@@ -75,40 +73,12 @@ def note(text: str) -> None:
     click.echo(escape(text), err=True)
 
 
-def problem_lines(problems: Sequence[Any], limit: int = MAX_LISTED) -> list[str]:
-    """`- line N: message` for each problem, at most `limit`, then `… and N more`."""
-    lines = []
-    for problem in problems[:limit]:
-        where = f"line {problem.line}: " if getattr(problem, "line", None) else ""
-        lines.append(f"  - {where}{problem.message}")
-    if len(problems) > limit:
-        lines.append(f"  … and {len(problems) - limit} more")
-    return lines
-
-
-def report_error(exc: AgyError, as_json: bool) -> int:
+def report_error(exc: BaseException, as_json: bool) -> int:
+    """Say `exc` as the error map has it (JSON on stdout, or lines on stderr); its exit code."""
     if as_json:
-        body: dict[str, Any] = {"error": exc.message, "code": exc.exit_code}
-        if exc.hint:
-            body["hint"] = exc.hint
-        if isinstance(exc, InvalidDocument):
-            body["errors"] = [_problem_json(p) for p in exc.problems]
-        if isinstance(exc, SecretFound):
-            body["hits"] = [
-                {key: getattr(hit, key, None) for key in ("line", "kind", "excerpt")}
-                for hit in exc.hits
-            ]
+        code, body = error_map.as_json(exc)
         emit_json(body)
-        return exc.exit_code
-    lines = [f"error: {exc.message}"]
-    if isinstance(exc, InvalidDocument) and exc.problems:
-        lines.extend(problem_lines(exc.problems))
-    if exc.hint:
-        lines.append(f"hint: {exc.hint}")
-    click.echo(escape("\n".join(lines)), err=True)
-    return exc.exit_code
-
-
-def _problem_json(problem: Any) -> Any:
-    as_json = getattr(problem, "as_json", None)
-    return as_json() if callable(as_json) else {"line": None, "message": str(problem)}
+        return code
+    code, lines = error_map.text(exc)
+    click.echo("\n".join(lines), err=True)
+    return code

@@ -12,24 +12,14 @@ import os
 import subprocess
 import time
 
+from gitstate import error_map
 from gitstate.errors import AgyError
-from gitstate.storage import launcher, remote_url
-from gitstate.storage.layout import Layout
+from gitstate.storage import launcher, logs, remote_url
 from gitstate.usecases.workspace import Workspace
 
 WAIT_FOR_PUSH = 120.0  # seconds we wait for the user's push to end before sending ours
 PUSH_TIMEOUT = 60.0
 MAX_STDIN = 1 << 20  # pre-push's ref lines: far more than any push names
-
-
-def _log(layout: Layout, name: str, text: str) -> None:
-    try:
-        layout.agy_dir.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        with open(layout.agy_dir / name, "a", encoding="utf-8") as log:
-            log.write(f"{stamp} {text.rstrip()}\n")
-    except OSError:
-        pass
 
 
 def _alive(pid: int) -> bool:
@@ -66,13 +56,17 @@ def pre_push(remote: str, url: str | None, lines: str, after: int | None) -> int
     ws = Workspace.open()
     decision = carry.after_push(ws, remote, url, carry.push_lines(lines), PUSH_TIMEOUT)
     if decision.carried:
-        _log(
-            ws.layout,
-            "push.log",
+        logs.append(
+            ws.layout.agy_dir,
+            logs.PUSH_LOG,
             f"push to {remote_url.public(remote)}: exit {decision.code}\n{decision.text}",
         )
     else:
-        _log(ws.layout, "push.log", f"push to {remote_url.public(remote)}: {decision.text}")
+        logs.append(
+            ws.layout.agy_dir,
+            logs.PUSH_LOG,
+            f"push to {remote_url.public(remote)}: {decision.text}",
+        )
     return 0
 
 
@@ -131,9 +125,9 @@ def detach_pre_push(remote: str, url: str | None, lines: str) -> int:
             child.stdin.write(lines.encode())
             child.stdin.close()
     except OSError as exc:
-        _log(
-            Workspace.open().layout,
-            "push.log",
+        logs.append(
+            Workspace.open().layout.agy_dir,
+            logs.PUSH_LOG,
             f"push to {remote_url.public(remote)}: not started: {exc}",
         )
     return 0
@@ -146,15 +140,28 @@ def post_commit() -> int:
     try:
         changed_files.refresh(ws)
     except AgyError as exc:  # an invalid view, a credential…: the commit is not ours to fail
-        _log(ws.layout, "hook.log", f"post-commit: {exc.message}")
+        logs.append(ws.layout.agy_dir, logs.HOOK_LOG, f"post-commit: {error_map.log_text(exc)}")
     return 0
 
 
 def post_checkout(previous: str, new: str, branch_flag: str) -> str | None:
-    """A warning when the view was saved on another branch than the one now checked out."""
+    """A warning when the view was saved on another branch than the one now checked out; a
+    failure is logged (error_map's words) and no warning, never a failed checkout."""
     if branch_flag != "1":
         return None
-    ws = Workspace.open()
+    ws: Workspace | None = None
+    try:
+        ws = Workspace.open()
+        return _branch_warning(ws)
+    except AgyError as exc:  # a damaged ref, no repository…: the checkout is done all the same
+        if ws is not None:
+            logs.append(
+                ws.layout.agy_dir, logs.HOOK_LOG, f"post-checkout: {error_map.log_text(exc)}"
+            )
+        return None
+
+
+def _branch_warning(ws: Workspace) -> str | None:
     if ws.view_bytes() is None:
         return None
     snapshot = ws.recorded_snapshot() or ws.store.tip()

@@ -19,8 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gitstate import error_map
 from gitstate.document.language import counted
-from gitstate.errors import AgyError
+from gitstate.errors import EXIT_OK, EXIT_TERMINATED, AgyError
 from gitstate.jobs.document import config as config_mod
 from gitstate.jobs.document import plan
 from gitstate.jobs.document.config import JobConfig
@@ -313,13 +314,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         Supervisor(layout, args.job, args.round).run()
     except Terminated:
-        return 143
-    except Exception as exc:  # leave a trace for `status`; readers reconcile the state
-        print(f"supervisor: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_TERMINATED
+    except Exception as exc:  # leave a trace in stderr.log; readers reconcile the state
+        code, lines = error_map.text(exc)
+        print("\n".join(f"supervisor: {line}" for line in lines), file=sys.stderr)
+        return code
     finally:
         doorbell.ring(layout)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
