@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gitstate.cli.output import emit_json, json_option, say
+from gitstate.cli.render.archives import archived_line
 from gitstate.usecases.state import archive as archive_uc
 from gitstate.usecases.workspace import Workspace
 
@@ -35,10 +36,3 @@ def archive(reopen: str | None, as_json: bool) -> None:
         emit_json(closed.as_json())
     else:
         say(archived_line(closed.ref))
-
-
-def archived_line(ref: str) -> str:
-    return (
-        f"task finished: kept as {ref}; STATE.md left the work tree "
-        f"(git agy-state show {ref.removeprefix('refs/agy/')} prints it)"
-    )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from gitstate.cli.output import emit_json, json_option, say, short
+from gitstate.cli.output import json_option
+from gitstate.cli.render.records import report_recorded
 from gitstate.usecases.decisions import records as decisions_uc
 from gitstate.usecases.workspace import Workspace
 
@@ -31,16 +32,3 @@ def decide(
     ws = Workspace.open()
     done = decisions_uc.decide(ws, kind, " ".join(text), supersedes, allow_secret)
     report_recorded(done, as_json)
-
-
-def report_recorded(done: decisions_uc.Recorded, as_json: bool) -> None:
-    """What decide/error wrote: one line (or the record as JSON)."""
-    if as_json:
-        emit_json(done.as_json())
-        return
-    record = done.record
-    verb = "recorded" if done.created else "already recorded"
-    line = f"{verb} {record.id} ({record.type}) on {short(done.commit)}"
-    if record.supersedes:
-        line += f"; supersedes {', '.join(record.supersedes)}"
-    say(line)

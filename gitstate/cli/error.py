@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from gitstate.cli.decide import report_recorded
 from gitstate.cli.output import json_option
+from gitstate.cli.render.records import report_recorded
 from gitstate.usecases.decisions import records as decisions_uc
 from gitstate.usecases.workspace import Workspace
 

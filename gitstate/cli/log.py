@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gitstate.cli.output import emit_json, json_option, say
+from gitstate.cli.render.archives import print_archives
 from gitstate.usecases.state import history
 from gitstate.usecases.workspace import Workspace
 
@@ -18,8 +19,6 @@ def log(limit: int | None, with_patch: bool, archived: bool, as_json: bool) -> N
     """The current task's snapshots, newest first (--archived: the finished tasks)."""
     ws = Workspace.open()
     if archived:
-        from gitstate.cli.archives import print_archives
-
         print_archives(ws, as_json, limit)
         return
     snaps = history.log(ws, limit)

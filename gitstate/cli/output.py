@@ -10,15 +10,12 @@ error says, and its exit code, come from gitstate/error_map.py; `report_error` o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from gitstate import error_map
 from gitstate.document.controls import escape, escape_json
-
-if TYPE_CHECKING:  # the use cases load pygit2; commands that print them import them anyway
-    from gitstate.usecases.state.writer import Written
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,31 +27,6 @@ def json_option(func: F) -> F:
 
 def short(sha: str | None) -> str:
     return sha[:12] if sha else "none"
-
-
-def report_written(result: Written, as_json: bool, verb: str) -> None:
-    """What a write did: one line on stdout, notes and warnings on stderr."""
-    if as_json:
-        emit_json(result.as_json())
-        return
-    for text in result.notices:
-        note(f"note: {text}")
-    if result.overwritten:
-        note(f"note: the replaced STATE.md was kept in {result.overwritten}")
-    if result.merged:
-        note("note: merged STATE.md with snapshots written since it was checked out")
-    if result.view_kept:
-        note("warning: STATE.md changed while saving and was left as it is (git agy-state status)")
-    if result.outcome == "saved":
-        say(f"{verb} {short(result.snapshot)}: {', '.join(result.sections) or 'no section'}")
-        if result.archived:
-            from gitstate.cli.archive import archived_line
-
-            say(archived_line(result.archived))
-    elif result.outcome == "unchanged":
-        say(f"nothing to save: STATE.md equals the tip ({short(result.snapshot)})")
-    elif result.outcome == "nothing":
-        say("nothing to save: there is no STATE.md")
 
 
 def emit_json(value: Any) -> None:

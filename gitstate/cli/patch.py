@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from gitstate.cli.output import json_option, report_written
+from gitstate.cli.output import json_option
+from gitstate.cli.render.written import report_written
 from gitstate.document import patch as patch_mod
 from gitstate.errors import UsageError
 from gitstate.storage import view

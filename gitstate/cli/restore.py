@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from gitstate.cli.output import emit_json, json_option, note, report_written
-from gitstate.usecases.state import writer as state_uc
+from gitstate.cli.output import emit_json, json_option, note
+from gitstate.cli.render.written import report_written
+from gitstate.usecases.state import restore as state_uc
 from gitstate.usecases.workspace import Workspace
 
 

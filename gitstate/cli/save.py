@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from gitstate.cli.output import json_option, report_written
+from gitstate.cli.output import json_option
+from gitstate.cli.render.written import report_written
 from gitstate.usecases.state import writer as state_uc
 from gitstate.usecases.workspace import Workspace
 
