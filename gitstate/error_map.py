@@ -66,11 +66,11 @@ def text(exc: BaseException) -> tuple[int, list[str]]:
     return error.exit_code, escape("\n".join(lines)).split("\n")
 
 
-def as_json(exc: BaseException) -> tuple[int, dict[str, object]]:
+def as_json(exc: BaseException) -> tuple[int, dict[str, Any]]:
     """(exit code, the `--json` error object): `{"error", "code", "hint"?, "errors"?, "hits"?}`
     (docs/exit-codes.md); the printer escapes it as it prints (json.dumps, escape_json)."""
     error = typed(exc)
-    body: dict[str, object] = {"error": error.message, "code": error.exit_code}
+    body: dict[str, Any] = {"error": error.message, "code": error.exit_code}
     if error.hint:
         body["hint"] = error.hint
     if isinstance(error, InvalidDocument):
