@@ -82,6 +82,12 @@ _ZH_TW_MESSAGES = {
     "not_text": "STATE.md 不是 UTF-8 文字",
     "nul": "STATE.md 含 NUL 位元組（二進位資料，不是文字）",
     "conflict": "「{name}」超出限制，請壓縮（同步合併的結果）",
+    "bom": "STATE.md 以 BOM（位元組順序標記）開頭，請存為不含 BOM 的 UTF-8",
+    "control": "此行含控制字元 {char}，請刪除（終端機跳脫、退格與雙向覆寫會讓文字顯示成別的內容）",
+    "unencodable": "此行含 {char}（孤立的代理碼位），不是字元，無法存為 UTF-8",
+    "result_too_big": "結果將有 {size} 位元組，超過 STATE.md 的 1 MiB 上限",
+    "resolve_step": "解決「{heading}」的同步衝突",
+    "resolve_reason": "兩邊改了同一行；另一邊的行標有 (sync conflict {label})",
 }
 
 _ZH_CN_MESSAGES = {
@@ -101,6 +107,12 @@ _ZH_CN_MESSAGES = {
     "not_text": "STATE.md 不是 UTF-8 文本",
     "nul": "STATE.md 含 NUL 字节（二进制数据，不是文本）",
     "conflict": "「{name}」超出限制，请压缩（同步合并的结果）",
+    "bom": "STATE.md 以 BOM（字节顺序标记）开头，请存为不含 BOM 的 UTF-8",
+    "control": "此行含控制字符 {char}，请删除（终端转义、退格与双向覆盖会让文字显示成别的内容）",
+    "unencodable": "此行含 {char}（孤立的代理码位），不是字符，无法存为 UTF-8",
+    "result_too_big": "结果将有 {size} 字节，超过 STATE.md 的 1 MiB 上限",
+    "resolve_step": "解决「{heading}」的同步冲突",
+    "resolve_reason": "两边改了同一行；另一边的行标有 (sync conflict {label})",
 }
 
 _EN_MESSAGES = {
@@ -123,6 +135,17 @@ _EN_MESSAGES = {
     "not_text": "STATE.md is not UTF-8 text",
     "nul": "STATE.md holds a NUL byte: binary data, not text",
     "conflict": '"{name}" breaks its size limit after a sync merge; compress it',
+    "bom": "STATE.md starts with a byte-order mark (BOM); save it as UTF-8 without BOM",
+    "control": (
+        "the line holds the control character {char}; remove it (terminal escapes, "
+        "backspaces and bidi overrides make text show as something else)"
+    ),
+    "unencodable": "the line holds {char}, a lone surrogate: no character, not UTF-8 text",
+    "result_too_big": "the result would be {size} bytes, over the 1 MiB limit of STATE.md",
+    "resolve_step": "resolve the sync conflict in {heading}",
+    "resolve_reason": (
+        "both sides changed the same lines; the other side's are marked (sync conflict {label})"
+    ),
 }
 
 ZH_TW = Language(

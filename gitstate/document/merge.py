@@ -22,17 +22,6 @@ from gitstate.document.validate import LINE_LIMIT, check_text
 CONFLICT_PREFIX = "(sync conflict {label}) "
 _LIMIT_CODES = ("lines", "key_items")
 
-RESOLVE_STEP = {
-    "en": "resolve the sync conflict in {heading}",
-    "zh-TW": "解決「{heading}」的同步衝突",
-    "zh-CN": "解决「{heading}」的同步冲突",
-}
-RESOLVE_REASON = {
-    "en": "both sides changed the same lines; the other side's are marked (sync conflict {label})",
-    "zh-TW": "兩邊改了同一行；另一邊的行標有 (sync conflict {label})",
-    "zh-CN": "两边改了同一行；另一边的行标有 (sync conflict {label})",
-}
-
 
 class Merged(NamedTuple):
     document: Document
@@ -191,8 +180,8 @@ def merge_documents(
         bodies["done"] = bodies["done"][-LINE_LIMIT:]  # the newest five; the rest is in history
     bodies["next_steps"] = _one_in_progress(bodies["next_steps"], theirs if theirs_newer else ours)
     for key in conflicts:
-        step = RESOLVE_STEP[lang.code].format(heading=lang.heading(key))
-        reason = RESOLVE_REASON[lang.code].format(label=label)
+        step = lang.message("resolve_step", heading=lang.heading(key))
+        reason = lang.message("resolve_reason", label=label)
         line = Item("", "!", f"{step}{lang.reason}{reason}").render()
         if line not in bodies["next_steps"]:
             bodies["next_steps"].append(line)

@@ -137,20 +137,9 @@ def _controls(lang: Language, text: str) -> list[Problem]:
     """Control characters, one error per line (docs/format.md): a terminal would obey them,
     so the text would show as something it is not. The peer accepts them; we do not."""
     return [
-        Problem(number, _control_message(lang, controls.name(char)), "control")
+        Problem(number, lang.message("control", char=controls.name(char)), "control")
         for number, char in controls.find(strip_bom(text))
     ]
-
-
-def _control_message(lang: Language, char: str) -> str:
-    if lang.code == "en":
-        return (
-            f"the line holds the control character {char}; remove it (terminal escapes, "
-            "backspaces and bidi overrides make text show as something else)"
-        )
-    if lang.code == "zh-CN":
-        return f"此行含控制字符 {char}，请删除（终端转义、退格与双向覆盖会让文字显示成别的内容）"
-    return f"此行含控制字元 {char}，請刪除（終端機跳脫、退格與雙向覆寫會讓文字顯示成別的內容）"
 
 
 def check_outline(out: Outline, user: Language | None = None) -> Report:
@@ -165,7 +154,7 @@ def check_outline(out: Outline, user: Language | None = None) -> Report:
     warnings: list[Problem] = []
 
     if out.bom:
-        errors.append(Problem(1, _bom_message(say.lang), "bom"))
+        errors.append(Problem(1, say("bom"), "bom"))
     # The BOM is reported on its own (the peer would call it a bad title); a title that is
     # wrong as well is still reported, so one run lists everything. A missing title belongs on
     # line 1.
@@ -214,14 +203,6 @@ class _Messages:
 
     def __call__(self, code: str, **fields: object) -> str:
         return self.lang.message(code, **fields)
-
-
-def _bom_message(lang: Language) -> str:
-    if lang.code == "en":
-        return "STATE.md starts with a byte-order mark (BOM); save it as UTF-8 without BOM"
-    if lang.code == "zh-CN":
-        return "STATE.md 以 BOM（字节顺序标记）开头，请存为不含 BOM 的 UTF-8"
-    return "STATE.md 以 BOM（位元組順序標記）開頭，請存為不含 BOM 的 UTF-8"
 
 
 def _first_misplaced(out: Outline, lang: Language) -> int:
@@ -403,27 +384,11 @@ def check_result(text: str, user: Language | None = None) -> Report:
     except UnicodeEncodeError as exc:
         line = text.count("\n", 0, exc.start) + 1
         char = f"U+{ord(text[exc.start]):04X}"
-        extra.append(Problem(line, _unencodable_message(lang, char), "not_text"))
+        extra.append(Problem(line, lang.message("unencodable", char=char), "not_text"))
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_BYTES:
-        extra.append(Problem(None, _result_too_big_message(lang, size), "too_big"))
+        extra.append(Problem(None, lang.message("result_too_big", size=size), "too_big"))
     if not extra:
         return report
     errors = sorted(tuple(extra) + report.errors, key=lambda p: p.line or 0)
     return report._replace(errors=tuple(errors))
-
-
-def _unencodable_message(lang: Language, char: str) -> str:
-    if lang.code == "en":
-        return f"the line holds {char}, a lone surrogate: no character, not UTF-8 text"
-    if lang.code == "zh-CN":
-        return f"此行含 {char}（孤立的代理码位），不是字符，无法存为 UTF-8"
-    return f"此行含 {char}（孤立的代理碼位），不是字元，無法存為 UTF-8"
-
-
-def _result_too_big_message(lang: Language, size: int) -> str:
-    if lang.code == "en":
-        return f"the result would be {size} bytes, over the 1 MiB limit of STATE.md"
-    if lang.code == "zh-CN":
-        return f"结果将有 {size} 字节，超过 STATE.md 的 1 MiB 上限"
-    return f"結果將有 {size} 位元組，超過 STATE.md 的 1 MiB 上限"
