@@ -105,6 +105,12 @@ class CannotWrite(AgyError):
     one line (docs/exit-codes.md)."""
 
 
+class TimedOut(AgyError):
+    """Waited as long as asked and it did not happen (`job watch --timeout`: exit 124)."""
+
+    exit_code = EXIT_TIMEOUT
+
+
 class AgentMissing(AgyError):
     """The configured agent CLI is not installed (exit 127)."""
 

@@ -76,6 +76,7 @@ SAMPLES: dict[str, AgyError] = {
     "NotFinished": errors.NotFinished("job j1 is still running"),
     "BrokenRef": errors.BrokenRef("refs/agy/state", "refs/agy/state is a symbolic ref"),
     "CannotWrite": errors.CannotWrite("cannot write /r/.git/agy/lock: read-only file system"),
+    "TimedOut": errors.TimedOut("not every job ended within 1s"),
     "AgentMissing": errors.AgentMissing("agy is not installed"),
     "Interrupted": errors.Interrupted("interrupted"),
 }

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from gitstate import error_map
 from gitstate.cli.output import emit_json, json_option, say
-from gitstate.errors import EXIT_FAILURE
+from gitstate.errors import EXIT_FAILURE, Failure
 from gitstate.usecases.workspace import Workspace
 
 MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
@@ -24,9 +25,11 @@ def doctor(as_json: bool) -> None:
         body: dict[str, object] = {"ok": ok, "checks": [c.as_json() for c in checks]}
         if not ok:  # a failure in --json carries the error object every command gives
             failed = [c.name for c in checks if c.status == FAIL]
-            body["error"] = f"doctor found problems: {', '.join(failed)}"
-            body["code"] = EXIT_FAILURE
-            body["hint"] = "each failed check has its own hint"
+            problems = Failure(
+                f"doctor found problems: {', '.join(failed)}",
+                hint="each failed check has its own hint",
+            )
+            body.update(error_map.as_json(problems)[1])
         emit_json(body)
     else:
         for check in checks:
