@@ -11,8 +11,9 @@ from typing import Any
 
 import click
 
+from gitstate import error_map
 from gitstate.cli.output import emit_json, json_option, note, say
-from gitstate.errors import EXIT_FAILURE, EXIT_TIMEOUT, UsageError
+from gitstate.errors import EXIT_FAILURE, TimedOut, UsageError
 from gitstate.storage.layout import Layout
 
 DEFAULT_WATCH_TIMEOUT = "60m"
@@ -170,9 +171,11 @@ def _watch(
     else:
         for row in watched.rows:
             say(_watch_line(row))
-    if watched.timed_out:
-        note(f"error: not every job ended within {timeout}")
-        _exit(EXIT_TIMEOUT)
+    if watched.timed_out:  # the rows are the answer, also in --json; the error line follows
+        code, lines = error_map.text(TimedOut(f"not every job ended within {timeout}"))
+        for line in lines:
+            note(line)
+        _exit(code)
     elif strict and not watched.all_done:
         _exit(EXIT_FAILURE)
 
