@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from gitstate import __version__
+from gitstate.agents.plugin import OURS, SKILL, SKILL_PATH
 from gitstate.errors import Failure, UsageError
 from gitstate.usecases.setup import install as agent_install
-from gitstate.usecases.setup.agent_files import OURS, SKILL, SKILL_PATH
 from gitstate.usecases.setup.install import AGENTS, install, plugin_files, uninstall
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ import pytest
 from conftest import Repo
 from support import EN_SAMPLE, ZH_TW_SAMPLE
 
-from gitstate.hooks.agent import detect_agent
+from gitstate.agents import detect_agent
 from gitstate.hooks.frame import BEGIN, END, MIN_BUDGET, MORE_CONTEXT, state_frame
 from gitstate.storage import gitconfig
 from gitstate.storage.layout import discover

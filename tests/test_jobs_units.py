@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from gitstate.agents import jobs as agents
+from gitstate.agents.jobs import Agent, Call
 from gitstate.errors import UsageError
 from gitstate.jobs.document import config, plan
 from gitstate.jobs.storage import files as jobfiles
-from gitstate.jobs.usecases import agents
-from gitstate.jobs.usecases.agents import Agent, Call
 from gitstate.jobs.usecases.doctor import parse_quota
 
 

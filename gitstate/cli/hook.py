@@ -10,6 +10,8 @@ import sys
 
 import click
 
+from gitstate import agents as agent_registry
+
 
 @click.group()
 def hook() -> None:
@@ -18,7 +20,7 @@ def hook() -> None:
 
 def _agent_event(event: str, summary: str) -> click.Command:
     @click.command(name=event, help=summary)
-    @click.option("--agent", type=click.Choice(["agy", "claude", "gemini"]))
+    @click.option("--agent", type=click.Choice(list(agent_registry.NAMES)))
     def command(agent: str | None) -> None:
         from gitstate.hooks.agent import run
 

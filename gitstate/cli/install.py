@@ -7,16 +7,17 @@ from pathlib import Path
 
 import click
 
+from gitstate import agents as agent_registry
 from gitstate.cli.output import emit_json, json_option, say
 from gitstate.errors import UsageError
 from gitstate.usecases.workspace import Workspace
 
-AGENT_CHOICES = ["agy", "claude", "gemini", "all"]
+AGENT_CHOICES = [*agent_registry.NAMES, "all"]
 
 
 def _agents(values: tuple[str, ...]) -> list[str]:
     if "all" in values:
-        return ["agy", "claude", "gemini"]
+        return list(agent_registry.NAMES)
     return list(dict.fromkeys(values))
 
 
@@ -55,7 +56,7 @@ def run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, rem
     if not agents and not git_hooks:
         raise UsageError(
             "say what to " + ("uninstall" if remove else "install"),
-            hint="--agent agy|claude|gemini|all and/or --git",
+            hint=f"--agent {'|'.join(AGENT_CHOICES)} and/or --git",
         )
     done: list[str] = []
     ws = Workspace.open() if (git_hooks or scope == "project") else None

@@ -14,6 +14,8 @@ import json
 import os
 import sys
 
+from gitstate import agents
+from gitstate.errors import EXIT_STOP_BLOCKED, UsageError
 from gitstate.storage import gitconfig, view
 from gitstate.storage.layout import Layout, discover, owner_refusal
 
@@ -22,8 +24,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` itself is imported only by type checkers: ~3 ms per hook saved
     from typing import Any, TextIO
 
+    from gitstate.agents.base import AgentCLI
+
 EVENTS = ("inject", "stop-guard", "pre-compact")
-AGENTS = ("agy", "claude", "gemini")
 DEFAULT_BUDGET = 8192  # bytes of injected text, about 2k tokens
 READ_LIMIT = view.LIMIT + 1  # the document limit, and one byte to know it is over
 PITFALLS_LIMIT = 64 * 1024
@@ -61,21 +64,21 @@ INVALID_MESSAGES = {
 }
 
 
-class HookUsageError(Exception):
-    pass
-
-
 class Hook:
-    """One hook call: the event, the agent (None in plain CLI mode) and its payload."""
+    """One hook call: the event, the agent CLI (None in plain CLI mode) and its payload."""
 
-    def __init__(self, event: str, agent: str | None, payload: dict[str, Any]) -> None:
+    def __init__(self, event: str, agent: AgentCLI | None, payload: dict[str, Any]) -> None:
         self.event = event
         self.agent = agent
         self.payload = payload
         self.out = sys.stdout
         self.answered = False
 
-    # ---- the agents' shapes ---------------------------------------------------------------
+    @property
+    def agent_name(self) -> str | None:
+        return self.agent.NAME if self.agent is not None else None
+
+    # ---- the agents' shapes (gitstate/agents/) --------------------------------------------
 
     def emit(self, value: object) -> None:
         self.out.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -84,77 +87,40 @@ class Hook:
 
     def nothing(self) -> int:
         """Let the agent go on, saying nothing (the shape each agent expects for that)."""
-        if self.agent == "agy":
-            self.emit({"injectSteps": []} if self.event == "inject" else {"decision": "allow"})
-        elif self.agent in ("claude", "gemini"):
-            self.emit({})
+        if self.agent is not None:
+            self.emit(self.agent.nothing(self.event))
         self.answered = True
         return 0
 
     def inject(self, text: str) -> int:
-        if self.agent == "agy":
-            self.emit({"injectSteps": [{"ephemeralMessage": text}]})
-        elif self.agent in ("claude", "gemini"):
-            self.emit(
-                {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-            )
+        if self.agent is not None:
+            self.emit(self.agent.inject(text))
         else:
             self.out.write(text if text.endswith("\n") else text + "\n")
             self.answered = True
         return 0
 
     def block(self, reason: str) -> int:
-        decision = {"agy": "continue", "claude": "block", "gemini": "deny"}.get(self.agent or "")
-        if decision is None:  # plain CLI mode: the reason on stderr, exit 2
+        if self.agent is None:  # plain CLI mode: the reason on stderr, exit 2
             sys.stderr.write(reason + "\n")
             self.answered = True
-            return 2
-        self.emit({"decision": decision, "reason": reason})
+            return EXIT_STOP_BLOCKED
+        self.emit(self.agent.block(reason))
         return 0
 
     # ---- payload facts --------------------------------------------------------------------
 
-    def number(self, key: str) -> int | None:
-        value = self.payload.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
     @property
     def session(self) -> str | None:
-        value = self.payload.get("conversationId") or self.payload.get("session_id")
-        return str(value) if isinstance(value, str | int) and value != "" else None
+        return agents.session(self.payload)
 
     def project_dir(self) -> str:
-        """workspacePaths[0] or cwd first (the agent knows its workspace), then the env."""
-        paths = self.payload.get("workspacePaths")
-        if isinstance(paths, list) and paths and isinstance(paths[0], str) and paths[0]:
-            return paths[0].removeprefix("file://")
-        cwd = self.payload.get("cwd")
-        if isinstance(cwd, str) and cwd:
-            return cwd
-        for name in ("AGY_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"):
-            if os.environ.get(name):
-                return os.environ[name]
-        return os.getcwd()
+        """The workspace the payload names (the agent knows it), then the agents' project
+        variables, then the current directory."""
+        return agents.project_dir_of(self.payload, os.environ) or os.getcwd()
 
 
-def detect_agent(payload: dict[str, Any] | None) -> str | None:
-    if not payload:
-        return None
-    if (
-        "conversationId" in payload
-        or "workspacePaths" in payload
-        or isinstance(payload.get("invocationNum"), int)
-        or isinstance(payload.get("executionNum"), int)
-    ):
-        return "agy"
-    event = payload.get("hook_event_name")
-    if event in ("AfterAgent", "PreCompress", "BeforeAgent", "AfterModel", "SessionEnd"):
-        return "gemini"
-    if event == "SessionStart" and "timestamp" in payload:
-        return "gemini"  # Gemini's base payload carries a timestamp; Claude's does not
-    if event is not None or "session_id" in payload:
-        return "claude"
-    return None
+detect_agent = agents.detect_agent
 
 
 def read_payload(stream: TextIO | None) -> dict[str, Any] | None:
@@ -178,36 +144,44 @@ def read_payload(stream: TextIO | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else {}
 
 
-def parse_args(argv: list[str]) -> tuple[str, str | None]:
+def parse_args(argv: list[str]) -> tuple[str, AgentCLI | None]:
     if not argv or argv[0] not in EVENTS:
-        raise HookUsageError(f"expected one of {', '.join(EVENTS)}")
+        raise _usage(f"expected one of {', '.join(EVENTS)}")
     event, agent = argv[0], None
     rest = argv[1:]
     while rest:
         arg = rest.pop(0)
         if arg == "--agent" and rest:
-            agent = rest.pop(0)
+            name = rest.pop(0)
         elif arg.startswith("--agent="):
-            agent = arg.split("=", 1)[1]
+            name = arg.split("=", 1)[1]
         else:
-            raise HookUsageError(f"unknown argument {arg!r}")
-        if agent not in AGENTS:
-            raise HookUsageError(f"--agent takes {', '.join(AGENTS)}, not {agent!r}")
+            raise _usage(f"unknown argument {arg!r}")
+        agent = agents.find(name)
+        if agent is None:
+            raise _usage(f"--agent takes {', '.join(agents.NAMES)}, not {name!r}")
     return event, agent
+
+
+def _usage(message: str) -> UsageError:
+    return UsageError(
+        message,
+        hint=f"git agy-state hook {'|'.join(EVENTS)} [--agent {'|'.join(agents.NAMES)}]",
+    )
 
 
 def run(argv: list[str], stdin: TextIO | None = None) -> int:
     """`git agy-state hook <event> [--agent A]`: never raises, never blocks on its own failure."""
     try:
         event, forced = parse_args(argv)
-    except HookUsageError as exc:
-        sys.stderr.write(
-            f"error: {exc}\n"
-            "hint: git agy-state hook inject|stop-guard|pre-compact [--agent agy|claude|gemini]\n"
-        )
-        return 64
+    except UsageError as exc:
+        from gitstate import error_map  # the one error map; only a misuse pays for it
+
+        code, lines = error_map.text(exc)
+        sys.stderr.write("\n".join(lines) + "\n")
+        return code
     payload = read_payload(stdin if stdin is not None else sys.stdin)
-    hook = Hook(event, forced or detect_agent(payload), payload or {})
+    hook = Hook(event, forced or agents.detect(payload), payload or {})
     layout: Layout | None = None
     try:
         found = discover(hook.project_dir())
@@ -227,7 +201,7 @@ def run(argv: list[str], stdin: TextIO | None = None) -> int:
             return _stop_guard(hook, layout)
         return _pre_compact(hook, layout)
     except Exception as exc:
-        _log_failure(layout, event, hook.agent, exc)
+        _log_failure(layout, event, hook.agent_name, exc)
         if not hook.answered:
             hook.nothing()
         return 0
@@ -342,7 +316,7 @@ def state_text(layout: Layout) -> str | None:
 
 
 def _inject(hook: Hook, layout: Layout | None) -> int:
-    if hook.agent == "agy" and (hook.number("invocationNum") or 1) > 1:
+    if hook.agent is not None and hook.agent.inject_skipped(hook.payload):
         return hook.nothing()  # agy: only the first model call of a turn gets the state
     parts = []
     if layout is not None and layout.view_path is not None:
@@ -364,18 +338,18 @@ def _memory_core(hook: Hook, layout: Layout | None) -> str | None:
 
         return core_for(hook.agent, hook.payload, layout, hook.project_dir())
     except Exception as exc:
-        _log_failure(layout, "inject (memory)", hook.agent, exc)
+        _log_failure(layout, "inject (memory)", hook.agent_name, exc)
         return None
 
 
 def pending_jobs(layout: Layout) -> list[str]:
     """Finished background jobs nobody has harvested yet; the stop guard blocks on them.
 
-    Reads `<commondir>/agy/jobs/*/meta.json` directly (the hook path loads no pygit2): done,
-    error and interrupted jobs without `harvested_at`, and active jobs whose supervisor lock
-    is free (they read as interrupted; `job list` settles them). Names as `<id> (<state>)`.
+    Reads `<commondir>/agy/jobs/*/meta.json` directly (the hook path loads no pygit2) and asks
+    the jobs' one rule (jobs/document/pending.py) of each, probing the supervisor lock only for
+    an active job. Names as `<id> (<state>)`.
     """
-    import fcntl
+    from gitstate.jobs.document.pending import pending_state
 
     root = os.path.join(str(layout.commondir), "agy", "jobs")
     try:
@@ -391,35 +365,33 @@ def pending_jobs(layout: Layout) -> list[str]:
             meta = json.loads(data) if data is not None else None
         except (view.NotRegular, ValueError, RecursionError):
             continue
-        if not isinstance(meta, dict) or meta.get("harvested_at"):
-            continue
-        state = meta.get("state")
-        if state in ("queued", "running"):
-            try:
-                fd = os.open(os.path.join(root, name, "supervisor.lock"), os.O_RDONLY)
-            except OSError:
-                fd = -1
-            alive = False
-            if fd >= 0:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                except OSError:
-                    alive = True  # held by the job's live supervisor
-                finally:
-                    os.close(fd)
-            if alive:
-                continue
-            state = "interrupted"
-        if state in ("done", "error", "interrupted"):
+        lock = os.path.join(root, name, "supervisor.lock")
+        state = pending_state(meta, lambda lock=lock: _lock_held(lock))  # type: ignore[misc]
+        if state is not None:
             found.append(f"{name} ({state})")
     return found
 
 
+def _lock_held(path: str) -> bool:
+    """Whether some process (the job's live supervisor) holds the flock on `path`."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 def _stop_guard(hook: Hook, layout: Layout) -> int:
-    if hook.agent == "agy" and (hook.number("executionNum") or 0) > 1:
-        return hook.nothing()  # agy is already continuing because of us: never loop
-    if hook.agent in ("claude", "gemini") and hook.payload.get("stop_hook_active") is True:
-        return hook.nothing()
+    if hook.agent is not None and hook.agent.stop_looping(hook.payload):
+        return hook.nothing()  # the agent already goes on because of us: never loop
     data = _read_view(layout)
     if data is not None:
         reason = _view_reason(hook, layout, data)
@@ -498,18 +470,16 @@ def _pre_compact(hook: Hook, layout: Layout) -> int:
 
 
 def _log_failure(layout: Layout | None, event: str, agent: str | None, exc: BaseException) -> None:
-    """Append the failure to <gitdir>/agy/hook.log; never raise from here."""
+    """Append the failure, with its traceback, to <gitdir>/agy/hook.log; never raise from here."""
     if layout is None:
         return
     try:
-        import time
-        import traceback
+        from gitstate import error_map
+        from gitstate.storage import logs
 
-        folder = layout.agy_dir
-        folder.mkdir(exist_ok=True)  # inside an existing git dir only, never a path made up
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        trace = "".join(traceback.format_exception(exc)).rstrip()
-        with open(folder / "hook.log", "a", encoding="utf-8") as log:
-            log.write(f"{stamp} {event} agent={agent or '-'} failed open:\n{trace}\n")
+        failed = error_map.log_text(exc, trace=True)
+        logs.append(
+            layout.agy_dir, logs.HOOK_LOG, f"{event} agent={agent or '-'} failed open: {failed}"
+        )
     except Exception:
         pass

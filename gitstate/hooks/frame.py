@@ -278,15 +278,15 @@ def fit_state(state: str, room: int, language: str, where: str) -> str:
 
 
 def language_of(text: str) -> str:
+    """The state's language code, as the document model reads it (document/language.py:detect
+    from the title and the `## ` headings); a text of no language is read as English."""
     from gitstate.document import language as lang_mod
+    from gitstate.document.model import outline
 
-    first = text.lstrip("\ufeff").split("\n", 1)[0]
-    for lang in lang_mod.LANGUAGES.values():
-        if first.startswith(lang.title_prefix):
-            return str(lang.code)
-    if "## 目标" in text:
-        return "zh-CN"
-    return "zh-TW" if "## 目標" in text else "en"
+    out = outline(text)
+    title = out.title.text if out.title else None
+    found = lang_mod.detect(title, [s.name for s in out.sections], prefer=lang_mod.EN)
+    return str(found.code)
 
 
 def state_frame(

@@ -19,13 +19,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from gitstate.agents.base import AgentCLI
     from gitstate.storage.layout import Layout
 
 REMEMBERED = 500  # agy conversation ids kept in the brain's `injected` file
 
 
 def core_for(
-    agent: str | None, payload: dict[str, Any], layout: Layout | None, project_dir: str
+    agent: AgentCLI | None, payload: dict[str, Any], layout: Layout | None, project_dir: str
 ) -> str | None:
     """The memory core to inject, or None (no brain, injection off, compaction, already given)."""
     if payload.get("source") == "compact":
@@ -42,8 +43,9 @@ def core_for(
     cache = brain.cache_dir
     if memory_cache.tip(cache) is None:
         return None  # no memory command has run with this brain yet
-    if agent == "agy" and not _first_time(brain, payload.get("conversationId")):
-        return None
+    once = agent.memory_key(payload) if agent is not None else None
+    if once is not None and not _first_time(brain, once):
+        return None  # this conversation has had it (agy: every turn's first call looks alike)
     from gitstate.hooks import frame
     from gitstate.memory.document.core import core_text
     from gitstate.memory.document.sessions import days
@@ -69,7 +71,7 @@ def core_for(
 
 
 def _first_time(brain: BrainLayout, conversation: object) -> bool:
-    """Whether this agy conversation has not had the memory core yet (and remember it)."""
+    """Whether this conversation has not had the memory core yet (and remember it)."""
     if not isinstance(conversation, str | int) or conversation == "":
         return True
     key = str(conversation).replace("\n", " ")

@@ -11,10 +11,11 @@ import time
 from typing import Any, NamedTuple
 
 from gitstate.errors import Failure, NotFinished, UsageError, WorkAtRisk
+from gitstate.jobs.document.pending import ACTIVE, is_pending
 from gitstate.jobs.storage import doorbell, records
 from gitstate.jobs.storage import files as jobfiles
 from gitstate.jobs.usecases import agents, lifecycle, queue
-from gitstate.jobs.usecases.lifecycle import ACTIVE, PENDING, Meta
+from gitstate.jobs.usecases.lifecycle import Meta
 from gitstate.storage.layout import Layout
 
 MIN_INTERVAL, MAX_INTERVAL = 0.5, 60.0
@@ -68,7 +69,7 @@ def pending(layout: Layout) -> list[dict[str, Any]]:
             "finished_at": m.get("finished_at"),
         }
         for m in list_jobs(layout)
-        if m.get("state") in PENDING and not m.get("harvested_at")
+        if is_pending(m)
     ]
 
 

@@ -126,7 +126,8 @@ def _run(argv: list[str], timeout: float) -> tuple[str | None, str | None]:
 def quota(layout: Layout) -> dict[str, Any]:
     config = job_config(records.main_store(layout))
     agent = Agent.from_config(config)
-    if agent.kind != "agy":
+    argv = agent.quota_argv()
+    if argv is None:  # the agent's CLI reports no usage windows (gitstate/agents/)
         raise Failure(
             f"quota reads agy's usage; the configured agent is {agent.kind}",
             hint="git config agy.agent agy",
@@ -134,7 +135,7 @@ def quota(layout: Layout) -> dict[str, Any]:
     require_agent(config)
     try:
         proc = subprocess.run(
-            agent.quota_argv(),
+            argv,
             capture_output=True,
             text=True,
             timeout=QUOTA_TIMEOUT,

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from gitstate.errors import NotFound
+from gitstate.jobs.document.pending import ACTIVE
 from gitstate.jobs.storage import doorbell
 from gitstate.jobs.storage import files as jobfiles
 from gitstate.jobs.storage.files import JobFiles
@@ -25,9 +26,7 @@ from gitstate.storage.layout import Layout
 
 Meta = dict[str, Any]
 
-ACTIVE = ("queued", "running")
 TERMINAL = ("done", "error", "cancelled", "interrupted")
-PENDING = ("done", "error", "interrupted")  # finished and worth a look: the stop guard's list
 JOB_ENV = "AGY_JOB_ID"  # set in the agent's environment: how a pid is known to be ours
 KILL_GRACE = 5.0
 

@@ -1,0 +1,357 @@
+"""agy, Antigravity's CLI (docs/hooks.md): a named hook in a plugin, and the jobs' default agent.
+
+Hooks: PreInvocation (inject, on every model call of a turn: only `invocationNum` 1 injects) and
+Stop (stop guard; `executionNum` over 1 means agy already goes on because of us). The payload
+names `conversationId` and `workspacePaths`. Install: the plugin dir and `agy plugin install`
+when agy is on PATH, else the workspace `.agents/hooks.json` (project) or the command to run
+(user). Jobs: `agy -p PROMPT --output-format stream-json`, `--conversation ID`,
+`--print-timeout`, the schema as a file; the result arrives as `{"event":"result","result":{…}}`.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from pathlib import Path
+    from typing import Any
+
+    from gitstate.agents.base import Place
+    from gitstate.agents.jobs import Call
+    from gitstate.agents.settings_file import Ledger
+
+NAME = "agy"
+TITLE = "agy"
+SESSION_KEY = "conversationId"
+PROJECT_ENV = "AGY_PROJECT_DIR"
+HOOKS = (("PreInvocation", "inject", 10), ("Stop", "stop-guard", 30))  # timeouts in seconds
+
+
+# ---- the hook payload and the answers ---------------------------------------------------------
+
+
+def _number(payload: dict[str, Any], key: str) -> int | None:
+    value = payload.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def claims(payload: dict[str, Any]) -> int:
+    """agy's fields are its own: sure (2)."""
+    if (
+        "conversationId" in payload
+        or "workspacePaths" in payload
+        or isinstance(payload.get("invocationNum"), int)
+        or isinstance(payload.get("executionNum"), int)
+    ):
+        return 2
+    return 0
+
+
+def project_dir(payload: dict[str, Any]) -> str | None:
+    paths = payload.get("workspacePaths")
+    if isinstance(paths, list) and paths and isinstance(paths[0], str) and paths[0]:
+        return paths[0].removeprefix("file://")
+    return None
+
+
+def inject_skipped(payload: dict[str, Any]) -> bool:
+    return (_number(payload, "invocationNum") or 1) > 1  # only a turn's first model call
+
+
+def stop_looping(payload: dict[str, Any]) -> bool:
+    return (_number(payload, "executionNum") or 0) > 1
+
+
+def memory_key(payload: dict[str, Any]) -> object:
+    # Every turn's first invocation looks alike: the memory core goes once per conversation.
+    return payload.get("conversationId")
+
+
+def nothing(action: str) -> dict[str, Any]:
+    return {"injectSteps": []} if action == "inject" else {"decision": "allow"}
+
+
+def inject(text: str) -> dict[str, Any]:
+    return {"injectSteps": [{"ephemeralMessage": text}]}
+
+
+def block(reason: str) -> dict[str, Any]:
+    return {"decision": "continue", "reason": reason}
+
+
+# ---- the plugin files -------------------------------------------------------------------------
+
+
+def hook_entries(command: str) -> dict[str, Any]:
+    """`{NAME: {event: [handler]}}`: one named hook. agy drops unknown handler keys, so a
+    handler has only type, command and timeout."""
+    from gitstate.agents import plugin
+
+    return {
+        plugin.NAME: {
+            event: [
+                {
+                    "type": "command",
+                    "command": plugin.hook_command(command, NAME, action),
+                    "timeout": timeout,
+                }
+            ]
+            for event, action, timeout in HOOKS
+        }
+    }
+
+
+def plugin_files(command: str) -> dict[str, str]:
+    from gitstate.agents import plugin
+
+    return {
+        "plugin.json": plugin.render(plugin.manifest()),
+        "hooks.json": plugin.render(hook_entries(command)),
+        plugin.SKILL_PATH: plugin.SKILL,
+    }
+
+
+# ---- install: the plugin route, or the workspace hooks file -----------------------------------
+
+
+def install(place: Place, scope: str, command: str) -> list[str]:
+    return _Installer(place).install(scope, command)
+
+
+def uninstall(place: Place, scope: str) -> list[str]:
+    return _Installer(place).uninstall(scope)
+
+
+class _Installer:
+    """`agy plugin install` of a plugin dir when agy is on PATH (the route that is known to
+    work), else the workspace hooks file `.agents/hooks.json` and `.agents/skills/` (project)
+    or the plugin dir and the command to run (user)."""
+
+    def __init__(self, place: Place) -> None:
+        import shutil
+
+        self.ledger: Ledger = place.ledger
+        self.plugin_dir = place.data_dir / "agy-plugin"
+        self.workspace = place.project / ".agents"
+        self.agy = shutil.which("agy")
+
+    def install(self, scope: str, command: str) -> list[str]:
+        from gitstate.agents import plugin, settings
+        from gitstate.errors import Failure
+
+        lines = self._write_plugin(command) if self.agy or scope == "user" else []
+        if self.agy:
+            lines += self._plugin_install()
+            if scope == "project":  # the plugin now does it: a workspace copy would run twice
+                try:
+                    lines += self._remove_workspace()
+                except Failure as exc:
+                    lines.append(f"note: {exc.message}")
+            return [*lines, "agy: start a new agy session to load it (check: agy plugin list)"]
+        if scope == "user":
+            return [
+                *lines,
+                "agy: agy is not on PATH, so the plugin is not installed yet; run:",
+                f"  agy plugin install {self.plugin_dir}",
+            ]
+        lines += self._install_workspace(command)
+        lines += settings.install_skill(self.ledger, self.workspace / plugin.SKILL_PATH, "agy")
+        return [
+            *lines,
+            "agy: agy is not on PATH; its workspace hooks file is the fallback (where agy reads "
+            "hooks from is not documented). Once agy is installed, prefer the plugin: "
+            "git agy-state install --agent agy",
+        ]
+
+    def uninstall(self, scope: str) -> list[str]:
+        import shutil
+
+        from gitstate.agents.plugin import NAME as PLUGIN
+
+        lines = []
+        if self.agy:
+            result = self._run("plugin", "uninstall", PLUGIN)
+            if result.returncode == 0:
+                lines.append(f"agy: ran agy plugin uninstall {PLUGIN}")
+            else:
+                lines.append(
+                    f"agy: agy plugin uninstall {PLUGIN} exited {result.returncode}"
+                    f" ({_last_line(result)}); nothing installed?"
+                )
+        if self.agy or scope == "user":
+            if (self.plugin_dir / "plugin.json").is_file():
+                shutil.rmtree(self.plugin_dir)
+                lines.append(f"agy: removed the plugin directory {self.plugin_dir}")
+            if not self.agy:
+                lines.append(
+                    "agy: agy is not on PATH; if the plugin is installed, run: "
+                    f"agy plugin uninstall {PLUGIN}"
+                )
+        if scope == "project":
+            lines += self._remove_workspace()
+        return lines or [f"agy: nothing of ours in {self.workspace}"]
+
+    def _write_plugin(self, command: str) -> list[str]:
+        from gitstate.agents import settings
+
+        settings.write_files(plugin_files(command), self.plugin_dir)
+        return [f"agy: wrote the plugin to {self.plugin_dir}"]
+
+    def _plugin_install(self) -> list[str]:
+        from gitstate.agents.plugin import NAME as PLUGIN
+        from gitstate.errors import Failure
+
+        result = self._run("plugin", "install", str(self.plugin_dir))
+        if result.returncode == 0:
+            return [f"agy: ran agy plugin install {self.plugin_dir}"]
+        # Most likely already installed (an older copy): replace it, once.
+        removed = self._run("plugin", "uninstall", PLUGIN).returncode == 0
+        again = self._run("plugin", "install", str(self.plugin_dir))
+        if again.returncode != 0:
+            gone = f"the installed {PLUGIN} plugin was uninstalled; " if removed else ""
+            raise Failure(
+                f"agy plugin install {self.plugin_dir} failed (exit {again.returncode}): "
+                f"{_last_line(again)}",
+                hint=f"{gone}the plugin is written: run agy plugin install {self.plugin_dir} "
+                "to see why",
+            )
+        return [f"agy: ran agy plugin uninstall {PLUGIN} and agy plugin install {self.plugin_dir}"]
+
+    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        import subprocess
+
+        from gitstate.errors import Failure
+
+        assert self.agy is not None
+        try:
+            return subprocess.run(
+                [self.agy, *args],
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=120,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise Failure(f"agy {' '.join(args)} did not finish within 120 s") from None
+        except OSError as exc:
+            raise Failure(f"cannot run {self.agy}: {exc.strerror or exc}") from None
+
+    def _install_workspace(self, command: str) -> list[str]:
+        from gitstate.agents import settings_file
+        from gitstate.agents.plugin import NAME as PLUGIN
+
+        path = self.workspace / "hooks.json"
+        loaded = settings_file.load(path)
+        data = dict(loaded.data or {})
+        old = data.get(PLUGIN)
+        lines = []
+        if old is not None and not _is_our_named_hook(old):
+            lines.append(
+                f"agy: replaced the named hook {PLUGIN!r} in {path}, which ran: {_commands(old)}"
+            )
+        data[PLUGIN] = hook_entries(command)[PLUGIN]
+        if loaded.data is None:
+            self.ledger.make_dirs(self.workspace)
+        changed = settings_file.save(loaded, data)
+        self.ledger.note_file(path, loaded.data is None, [(PLUGIN,)] if old is None else [])
+        if changed:
+            lines.append(f"agy: added the named hook {PLUGIN!r} (PreInvocation, Stop) to {path}")
+        else:
+            lines.append(f"agy: {path} already has the named hook {PLUGIN!r}; unchanged")
+        return lines
+
+    def _remove_workspace(self) -> list[str]:
+        from gitstate.agents import plugin, settings, settings_file
+
+        path = self.workspace / "hooks.json"
+        loaded = settings_file.load(path)
+        lines = []
+        if loaded.data is not None and _is_our_named_hook(loaded.data.get(plugin.NAME)):
+            data = dict(loaded.data)
+            del data[plugin.NAME]
+            entry = self.ledger.file(path)
+            if not data and entry and entry.get("created"):
+                loaded.target.unlink()
+                lines.append(f"agy: removed {path} (we had created it; only our hook was in it)")
+            else:
+                settings_file.save(loaded, data)
+                lines.append(f"agy: removed the named hook {plugin.NAME!r} from {path}")
+            self.ledger.forget_file(path)
+        lines += settings.remove_skill(self.ledger, self.workspace / plugin.SKILL_PATH, "agy")
+        self.ledger.remove_empty_dirs(self.workspace)
+        return lines
+
+
+def _is_our_named_hook(named: object) -> bool:
+    from gitstate.agents.plugin import is_ours
+
+    if not isinstance(named, dict):
+        return False
+    return any(
+        is_ours(h) for handlers in named.values() if isinstance(handlers, list) for h in handlers
+    )
+
+
+def _commands(named: object) -> str:
+    found = []
+    if isinstance(named, dict):
+        for handlers in named.values():
+            for h in handlers if isinstance(handlers, list) else []:
+                if isinstance(h, dict) and isinstance(h.get("command"), str):
+                    found.append(h["command"])
+    return "; ".join(found) or "(no commands)"
+
+
+def _last_line(result: subprocess.CompletedProcess[str]) -> str:
+    text = (result.stderr or "").strip() or (result.stdout or "").strip()
+    return text.splitlines()[-1] if text else "no output"
+
+
+# ---- background jobs --------------------------------------------------------------------------
+
+
+class _Job:
+    """agy's print mode as a job's agent (docs/jobs.md); the jobs' default."""
+
+    CONVERSATION_KEYS = ("conversation_id", "conversationId")
+
+    def argv(self, command: tuple[str, ...], skip_permissions: bool, call: Call) -> list[str]:
+        argv = [*command, "-p", _option_value(call.prompt), "--output-format", "stream-json"]
+        if call.model:
+            argv += ["--model", call.model]
+        if call.effort:
+            argv += ["--effort", call.effort]
+        argv += ["--print-timeout", call.timeout]
+        if call.schema_path is not None:
+            argv += ["--json-schema", str(call.schema_path)]
+        if call.conversation:
+            argv += ["--conversation", call.conversation]
+        if skip_permissions:
+            argv.append("--dangerously-skip-permissions")
+        return argv
+
+    def quota_argv(self, command: tuple[str, ...]) -> list[str] | None:
+        return [*command, "-p", "/usage", "--output-format", "json", "--print-timeout", "60s"]
+
+    def auth_dirs(self, home: Path) -> list[Path]:
+        return [home / ".config" / "antigravity", home / ".gemini" / "antigravity-cli"]
+
+    def result_body(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        inner = event.get("result")
+        return inner if event.get("event") == "result" and isinstance(inner, dict) else None
+
+    def result_fields(self, body: dict[str, Any]) -> dict[str, Any]:
+        names = ("status", "response", "duration_seconds")
+        return {name: body[name] for name in names if body.get(name) is not None}
+
+
+def _option_value(prompt: str) -> str:
+    """The prompt as the value of agy's `-p`. A Go-style flag parser takes the next argument
+    as the value whatever it begins with, but agy's parser is not documented: a prompt that
+    begins with `-` gets a leading newline, which no parser reads as an option and the model
+    reads as nothing (docs/jobs.md, "The prompt is never an option")."""
+    return "\n" + prompt if prompt.startswith("-") else prompt
+
+
+JOB = _Job()

@@ -1,0 +1,177 @@
+"""Claude Code (docs/hooks.md): hooks in settings.json, a plugin dir, print mode for jobs.
+
+Hooks: SessionStart (inject; matcher startup|resume|clear|compact), Stop (stop guard),
+PreCompact. The payload names `session_id`, `cwd` and `hook_event_name`, and `stop_hook_active`
+once a Stop hook has already kept the agent going. Jobs: `claude -p` with the prompt as the last
+operand after `--`, `--output-format stream-json --verbose`, `--resume ID`, the schema as JSON
+text; one `{"type":"result", subtype, is_error, result, duration_ms, session_id}` line.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from gitstate.agents.base import Place
+    from gitstate.agents.jobs import Call
+
+NAME = "claude"
+TITLE = "Claude Code"
+SESSION_KEY = "session_id"
+PROJECT_ENV = "CLAUDE_PROJECT_DIR"
+USER_DIR_ENV = "CLAUDE_CONFIG_DIR"  # the user directory's documented override
+
+# (event, action, timeout in seconds, matcher). Inject only reads a file; stop-guard and
+# pre-compact may save a snapshot (load pygit2, commit, wait for the work tree's lock).
+HOOKS = (
+    ("SessionStart", "inject", 10, "startup|resume|clear|compact"),
+    ("Stop", "stop-guard", 30, None),
+    ("PreCompact", "pre-compact", 30, None),
+)
+
+
+# ---- the hook payload and the answers ---------------------------------------------------------
+
+
+def claims(payload: dict[str, Any]) -> int:
+    """Any hook event or session id could be Claude Code's: the fallback (1), never sure."""
+    return 1 if payload.get("hook_event_name") is not None or "session_id" in payload else 0
+
+
+def project_dir(payload: dict[str, Any]) -> str | None:
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else None
+
+
+def inject_skipped(payload: dict[str, Any]) -> bool:
+    return False  # SessionStart fires once per session start: every call injects
+
+
+def stop_looping(payload: dict[str, Any]) -> bool:
+    return payload.get("stop_hook_active") is True
+
+
+def memory_key(payload: dict[str, Any]) -> object:
+    return None  # inject runs only at a session's start
+
+
+def nothing(action: str) -> dict[str, Any]:
+    return {}
+
+
+def inject(text: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def block(reason: str) -> dict[str, Any]:
+    return {"decision": "block", "reason": reason}
+
+
+# ---- the plugin files and install -------------------------------------------------------------
+
+
+def hook_entries(command: str) -> dict[str, Any]:
+    """`{event: [{matcher?, hooks: [handler]}]}`, as settings.json and hooks/hooks.json hold it."""
+    from gitstate.agents.plugin import hook_command
+
+    entries: dict[str, Any] = {}
+    for event, action, timeout, matcher in HOOKS:
+        handler: dict[str, Any] = {
+            "type": "command",
+            "command": hook_command(command, NAME, action),
+        }
+        handler["timeout"] = timeout
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [handler]
+        entries[event] = [group]
+    return entries
+
+
+def plugin_files(command: str) -> dict[str, str]:
+    from gitstate.agents import plugin
+
+    hooks = {"description": plugin.DESCRIPTION, "hooks": hook_entries(command)}
+    return {
+        ".claude-plugin/plugin.json": plugin.render(plugin.manifest()),
+        "hooks/hooks.json": plugin.render(hooks),
+        plugin.SKILL_PATH: plugin.SKILL,
+    }
+
+
+def agent_dir(place: Place, scope: str) -> Path:
+    """`.claude` in the project, or the user's (`$CLAUDE_CONFIG_DIR` if set)."""
+    from gitstate.agents import settings
+
+    if scope == "project":
+        return place.project / ".claude"
+    return settings.user_dir(place.home, NAME, USER_DIR_ENV)
+
+
+def install(place: Place, scope: str, command: str) -> list[str]:
+    from gitstate.agents import settings
+
+    lines, _, _ = settings.install(
+        place.ledger, agent_dir(place, scope), TITLE, hook_entries(command)
+    )
+    return [*lines, f"{TITLE}: start a new session to load them"]
+
+
+def uninstall(place: Place, scope: str) -> list[str]:
+    from gitstate.agents import settings
+
+    return settings.uninstall(place.ledger, agent_dir(place, scope), TITLE)
+
+
+# ---- background jobs --------------------------------------------------------------------------
+
+
+class _Job:
+    """Claude Code's print mode as a job's agent (docs/jobs.md)."""
+
+    CONVERSATION_KEYS = ("session_id",)
+
+    def argv(self, command: tuple[str, ...], skip_permissions: bool, call: Call) -> list[str]:
+        """-p is a switch and the prompt an operand: it goes last, after `--`, so it is never
+        read as an option (docs/jobs.md, "The prompt is never an option"). Print mode streams
+        JSON only with --verbose."""
+        import json
+
+        argv = [*command, "-p", "--output-format", "stream-json", "--verbose"]
+        if call.model:
+            argv += ["--model", call.model]
+        if call.effort:
+            argv += ["--effort", call.effort]
+        if call.schema_path is not None:
+            argv += ["--json-schema", json.dumps(json.loads(call.schema_path.read_text()))]
+        if call.conversation:
+            argv += ["--resume", call.conversation]
+        if skip_permissions:
+            argv.append("--dangerously-skip-permissions")
+        return [*argv, "--", call.prompt]
+
+    def quota_argv(self, command: tuple[str, ...]) -> list[str] | None:
+        return None  # print mode reports no usage windows
+
+    def auth_dirs(self, home: Path) -> list[Path]:
+        return [home / ".claude"]
+
+    def result_body(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        return event if event.get("type") == "result" else None
+
+    def result_fields(self, body: dict[str, Any]) -> dict[str, Any]:
+        """status from subtype (success / error_*) and is_error; response from `result`;
+        the duration from milliseconds."""
+        fields: dict[str, Any] = {}
+        if "is_error" in body or "subtype" in body:
+            failed = bool(body.get("is_error")) or body.get("subtype", "success") != "success"
+            fields["status"] = "ERROR" if failed else "SUCCESS"
+        if isinstance(body.get("result"), str):
+            fields["response"] = body["result"]
+        if isinstance(body.get("duration_ms"), int | float):
+            fields["duration_seconds"] = body["duration_ms"] / 1000
+        return fields
+
+
+JOB = _Job()

@@ -1,0 +1,163 @@
+"""Gemini CLI (docs/hooks.md): hooks in settings.json or an extension; no job adapter yet.
+
+Hooks: SessionStart (inject), AfterAgent (stop guard: `decision: "deny"` forces a retry turn),
+PreCompress. Handlers carry a stable name and description (Gemini CLI fingerprints project
+hooks by name and command) and a timeout in milliseconds. The payload is Claude Code's shape
+plus a `timestamp`, with Gemini's own event names.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from gitstate.agents.base import Place
+
+NAME = "gemini"
+TITLE = "Gemini CLI"
+SESSION_KEY = "session_id"
+PROJECT_ENV = "GEMINI_PROJECT_DIR"
+HOME_ENV = "GEMINI_CLI_HOME"  # the user directory is $GEMINI_CLI_HOME/.gemini when set
+JOB = None  # jobs run agy or Claude Code (docs/jobs.md)
+
+# (event, action, timeout in seconds: milliseconds on output). No matcher: lifecycle events
+# match every source when it is omitted.
+HOOKS = (
+    ("SessionStart", "inject", 10),
+    ("AfterAgent", "stop-guard", 30),
+    ("PreCompress", "pre-compact", 30),
+)
+HOOK_TEXT = {
+    "inject": "Inject STATE.md (git agy-state) when a session starts",
+    "stop-guard": "Keep the agent going while a STATE.md step is in progress",
+    "pre-compact": "Save STATE.md as a snapshot before compression",
+}
+# Events only Gemini CLI sends (Claude Code has SessionStart too, but without a timestamp).
+OWN_EVENTS = ("AfterAgent", "PreCompress", "BeforeAgent", "AfterModel", "SessionEnd")
+
+CONTEXT = """\
+# agy-state
+
+This workspace may keep its task state in `STATE.md`, saved in git by `git agy-state`.
+When a session starts the sheet is injected: resume from its first next step without
+re-exploring. Change it only with small patches (`git agy-state patch`, see the agy-state
+skill), at milestones and before /clear or /compress, never every turn.
+`git agy-state status` shows where the task stands.
+"""
+
+
+# ---- the hook payload and the answers ---------------------------------------------------------
+
+
+def claims(payload: dict[str, Any]) -> int:
+    event = payload.get("hook_event_name")
+    if event in OWN_EVENTS:
+        return 2
+    if event == "SessionStart" and "timestamp" in payload:
+        return 2  # Gemini's base payload carries a timestamp; Claude's does not
+    return 0
+
+
+def project_dir(payload: dict[str, Any]) -> str | None:
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else None
+
+
+def inject_skipped(payload: dict[str, Any]) -> bool:
+    return False
+
+
+def stop_looping(payload: dict[str, Any]) -> bool:
+    return payload.get("stop_hook_active") is True
+
+
+def memory_key(payload: dict[str, Any]) -> object:
+    return None  # inject runs only at a session's start
+
+
+def nothing(action: str) -> dict[str, Any]:
+    return {}
+
+
+def inject(text: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def block(reason: str) -> dict[str, Any]:
+    return {"decision": "deny", "reason": reason}
+
+
+# ---- the plugin files and install -------------------------------------------------------------
+
+
+def hook_entries(command: str) -> dict[str, Any]:
+    """`{event: [{hooks: [handler]}]}`, handlers named, timeouts in milliseconds."""
+    from gitstate.agents import plugin
+
+    entries: dict[str, Any] = {}
+    for event, action, timeout in HOOKS:
+        handler = {
+            "type": "command",
+            "command": plugin.hook_command(command, NAME, action),
+            "name": f"{plugin.NAME}-{action}",
+            "description": HOOK_TEXT[action],
+            "timeout": timeout * 1000,
+        }
+        entries[event] = [{"hooks": [handler]}]
+    return entries
+
+
+def plugin_files(command: str) -> dict[str, str]:
+    from gitstate.agents import plugin
+
+    return {
+        "gemini-extension.json": plugin.render(
+            {**plugin.manifest(), "contextFileName": "GEMINI.md"}
+        ),
+        "hooks/hooks.json": plugin.render({"hooks": hook_entries(command)}),
+        plugin.SKILL_PATH: plugin.SKILL,
+        "GEMINI.md": CONTEXT,
+    }
+
+
+def agent_dir(place: Place, scope: str) -> Path:
+    """`.gemini` in the project, or the user's (`$GEMINI_CLI_HOME/.gemini` if set)."""
+    from gitstate.agents import settings
+
+    if scope == "project":
+        return place.project / ".gemini"
+    return settings.user_dir(place.home, NAME, HOME_ENV, ".gemini")
+
+
+def install(place: Place, scope: str, command: str) -> list[str]:
+    from gitstate.agents import settings
+
+    lines, data, path = settings.install(
+        place.ledger, agent_dir(place, scope), TITLE, hook_entries(command)
+    )
+    return [*lines, *_notes(data, path, scope), f"{TITLE}: start a new session to load them"]
+
+
+def uninstall(place: Place, scope: str) -> list[str]:
+    from gitstate.agents import settings
+
+    return settings.uninstall(place.ledger, agent_dir(place, scope), TITLE)
+
+
+def _notes(data: dict[str, Any], path: Path, scope: str) -> list[str]:
+    """Install never flips Gemini CLI's hook switches; it says when one is off."""
+    notes = []
+    config = data.get("hooksConfig")
+    if isinstance(config, dict) and config.get("enabled") is False:
+        notes.append(
+            f"note: {path} sets hooksConfig.enabled to false: Gemini CLI runs no hooks "
+            "until it is true"
+        )
+    tools = data.get("tools")
+    if isinstance(tools, dict) and tools.get("enableHooks") is False:
+        notes.append(f"note: {path} sets tools.enableHooks to false (older Gemini CLI: no hooks)")
+    if scope == "project":
+        notes.append("note: Gemini CLI runs a project's hooks only in a trusted folder")
+    return notes
