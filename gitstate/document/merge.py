@@ -17,10 +17,9 @@ from typing import NamedTuple
 
 from gitstate.document.language import KEYS, Language
 from gitstate.document.model import Document, Item, parse_item, render, step_text
-from gitstate.document.validate import LINE_LIMIT, check_text
+from gitstate.document.validate import LIMIT_CODES, LINE_LIMIT, check_text
 
 CONFLICT_PREFIX = "(sync conflict {label}) "
-_LIMIT_CODES = ("lines", "key_items")
 
 
 class Merged(NamedTuple):
@@ -196,7 +195,7 @@ def merge_documents(
     over = tuple(
         key
         for key in KEYS
-        if any(p.section == key and p.code in _LIMIT_CODES for p in report.errors)
+        if any(p.section == key and p.code in LIMIT_CODES for p in report.errors)
     )
     return Merged(merged, tuple(conflicts), over)
 

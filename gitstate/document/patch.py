@@ -23,7 +23,13 @@ from gitstate.document.model import (
     render,
     step_text,
 )
-from gitstate.document.validate import LINE_LIMIT, Problem, check_result, check_text
+from gitstate.document.validate import (
+    LIMIT_CODES,
+    LINE_LIMIT,
+    Problem,
+    check_result,
+    check_text,
+)
 from gitstate.errors import AgyError, InvalidDocument, UsageError
 
 StepRef = int | str
@@ -449,18 +455,15 @@ def apply(doc: Document, patch: Patch, user: Language | None = None) -> Applied:
     return Applied(result, result.changed_keys(doc), tuple(work.notices), "; ".join(work.summary))
 
 
-_LIMIT_CODES = ("lines", "key_items")
-
-
 def _shrinks_only(before: Document, errors: tuple[Problem, ...]) -> bool:
     """True when every problem left is a size limit that the input already broke at least as
     badly: after a sync merge over the limits, a patch that shrinks (or keeps) the violation
     is accepted although the document is not valid yet (docs/sync.md)."""
     old = {
-        p.section: p.found or 0 for p in check_text(render(before)).errors if p.code in _LIMIT_CODES
+        p.section: p.found or 0 for p in check_text(render(before)).errors if p.code in LIMIT_CODES
     }
     for problem in errors:
-        if problem.code not in _LIMIT_CODES or problem.section not in old:
+        if problem.code not in LIMIT_CODES or problem.section not in old:
             return False
         if (problem.found or 0) > old[problem.section]:
             return False

@@ -25,6 +25,9 @@ from gitstate.document.model import (
 
 LINE_LIMIT = 5
 KEY_ITEM_LIMIT = 5
+# The size-limit rules' codes: the rules a sync merge may break (and commit, Agy-Conflict), and
+# that a patch may leave broken as long as it does not make them worse (docs/sync.md).
+LIMIT_CODES = ("lines", "key_items")
 
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time `typing` stays unloaded:

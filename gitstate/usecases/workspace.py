@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from gitstate.document import language as lang_mod
 from gitstate.document.language import Language
 from gitstate.document.model import MAX_BYTES, Document, parse
-from gitstate.document.validate import Report, check_bytes, decode
+from gitstate.document.validate import LIMIT_CODES, Report, check_bytes, decode
 from gitstate.errors import Failure, InvalidDocument, NotARepository
 from gitstate.storage import lock as lock_mod
 from gitstate.storage import view
@@ -140,7 +140,7 @@ class Workspace:
         report = self.view_report(data)
         problems = report.errors
         if over_limit_ok:
-            problems = tuple(p for p in problems if p.code not in ("lines", "key_items"))
+            problems = tuple(p for p in problems if p.code not in LIMIT_CODES)
         if problems:
             raise InvalidDocument(
                 "STATE.md is invalid", report.errors, hint="fix it, then run git agy-state check"

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from gitstate import secrets
 from gitstate.document.language import KEYS, Language
 from gitstate.document.model import Document, render
-from gitstate.document.validate import BYTE_RULES, Report, check_result
+from gitstate.document.validate import BYTE_RULES, LIMIT_CODES, Report, check_result
 from gitstate.errors import Failure, InvalidDocument, SecretFound, UsageError, WorkAtRisk
 from gitstate.storage import maintenance, view
 from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
@@ -274,7 +274,7 @@ def _refuse_unstorable(text: str, subject: str, user: Language) -> Report:
 
 
 def _over_limit(report: Report) -> list[str]:
-    keys = {p.section for p in report.errors if p.code in ("lines", "key_items") and p.section}
+    keys = {p.section for p in report.errors if p.code in LIMIT_CODES and p.section}
     return [k for k in KEYS if k in keys]
 
 
