@@ -13,7 +13,7 @@ import subprocess
 import time
 
 from gitstate import error_map
-from gitstate.errors import AgyError
+from gitstate.errors import EXIT_OK, AgyError
 from gitstate.storage import launcher, logs, remote_url
 from gitstate.usecases.workspace import Workspace
 
@@ -67,7 +67,7 @@ def pre_push(remote: str, url: str | None, lines: str, after: int | None) -> int
             logs.PUSH_LOG,
             f"push to {remote_url.public(remote)}: {decision.text}",
         )
-    return 0
+    return EXIT_OK
 
 
 def _parent_of(pid: int) -> tuple[int, str] | None:
@@ -130,7 +130,7 @@ def detach_pre_push(remote: str, url: str | None, lines: str) -> int:
             logs.PUSH_LOG,
             f"push to {remote_url.public(remote)}: not started: {exc}",
         )
-    return 0
+    return EXIT_OK
 
 
 def post_commit() -> int:
@@ -141,7 +141,7 @@ def post_commit() -> int:
         changed_files.refresh(ws)
     except AgyError as exc:  # an invalid view, a credential…: the commit is not ours to fail
         logs.append(ws.layout.agy_dir, logs.HOOK_LOG, f"post-commit: {error_map.log_text(exc)}")
-    return 0
+    return EXIT_OK
 
 
 def post_checkout(previous: str, new: str, branch_flag: str) -> str | None:
@@ -169,7 +169,7 @@ def _branch_warning(ws: Workspace) -> str | None:
         return None
     saved_on = ws.store.snapshot(snapshot).branch
     _, branch = ws.store.head_info()
-    if saved_on and branch and saved_on != branch and not ws.store.repo.head_is_detached:
+    if saved_on and branch and saved_on != branch:  # a detached HEAD names no branch
         return (
             f"warning: STATE.md was saved on branch {saved_on}; you are now on {branch} "
             "(git agy-state status)"
