@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gitstate.cli.output import emit_json, json_option, note, say, short
-from gitstate.usecases.state import writer as state_uc
+from gitstate.usecases.state import restore as state_uc
 from gitstate.usecases.workspace import Workspace
 
 

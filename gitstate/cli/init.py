@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gitstate.cli.output import emit_json, json_option, say
-from gitstate.usecases.state import writer as state_uc
+from gitstate.usecases.setup import init as init_uc
 from gitstate.usecases.workspace import Workspace
 
 
@@ -14,7 +14,7 @@ from gitstate.usecases.workspace import Workspace
 def init(as_json: bool) -> None:
     """Exclude STATE.md from commits and prepare the refs (optional: every command works without)."""
     ws = Workspace.open()
-    done = state_uc.init(ws)
+    done = init_uc.init(ws)
     if as_json:
         emit_json({"actions": done})
     elif done:

@@ -1,31 +1,22 @@
-"""Finishing a task: keep its tip as an archive ref, close the chain, take STATE.md away.
+"""The archives: finish the current task on request, list and find archived tasks, reopen one.
 
-`refs/agy/state` only ever moves forward: the closing snapshot (no STATE.md, trailer
-`Agy-Archived: <ref>`, phase IDLE) is appended after the task's tip, so pushes stay
-fast-forward, and the next task starts after it. Nothing is deleted; `reopen` brings a task back.
+Archiving itself (the archive ref, the closing snapshot) is finish.py's step, which a save or
+patch that empties next_steps also takes; nothing is ever deleted (docs/archive.md).
 """
 
 from __future__ import annotations
 
 import re
-import time
 from typing import NamedTuple
 
-from gitstate.document.model import Document, render
 from gitstate.errors import Failure, NotFound, WorkAtRisk
 from gitstate.storage import view
-from gitstate.storage.snapshots import compose_message
-from gitstate.usecases.state import writer as state
+from gitstate.usecases.state import chain, finish
+from gitstate.usecases.state.finish import ARCHIVE_PREFIX, goal_of, slug
+from gitstate.usecases.state.writer import Written, save
 from gitstate.usecases.workspace import Workspace
 
-ARCHIVE_PREFIX = "refs/agy/archive/"
-ARCHIVED_TRAILER = "Agy-Archived"
 REOPENED_TRAILER = "Agy-Reopened"
-SLUG_MAX = 40
-# Characters that stay in a slug: a–z, 0–9 and CJK ideographs (docs/phase-and-checkpoints.md); the rest → "-".
-_SLUG_DROP = re.compile(
-    "[^a-z0-9\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f]+"
-)
 _STAMP_RE = re.compile(r"^(\d{8})-(\d{6})-")
 
 
@@ -39,101 +30,9 @@ class Archive(NamedTuple):
         return {"ref": self.ref, "goal": self.goal, "tip": self.tip, "at": self.at}
 
 
-def slug(goal: str) -> str:
-    text = _SLUG_DROP.sub("-", goal.lower()).strip("-")
-    return text[:SLUG_MAX].strip("-") or "task"
-
-
-def goal_of(doc: Document | None) -> str:
-    lines = doc.section("goal") if doc is not None else ()
-    return lines[0].strip() if lines else ""
-
-
-def archive_locked(ws: Workspace, task_tip: str, doc: Document) -> str:
-    """Archive the task whose tip is `task_tip` (the caller holds the lock); returns the ref.
-
-    Check first, write last: the closing snapshot is built (objects only, no ref) before any
-    ref moves, so a chain that cannot take it (a ref at a tag, a missing object) fails with
-    nothing written. Then the archive ref is created and the chain moved from `task_tip` to the
-    closing snapshot; if that fails (the chain moved, the file system refused), the archive ref
-    is taken back."""
-    store = ws.store
-    name_slug = slug(goal_of(doc))
-    goal = goal_of(doc) or "task"
-    subject = f"archive: {goal}"
-    now = int(time.time())
-    for offset in range(3600):  # a clash moves to the next free second, never overwrites
-        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now + offset))
-        ref = f"{ARCHIVE_PREFIX}{stamp}-{name_slug}"
-        if store.tip(ref) is not None:
-            continue
-        message = compose_message(
-            subject,
-            [*state.trailers(ws, task_tip, (), None, "IDLE"), (ARCHIVED_TRAILER, ref)],
-        )
-        closing = store.create_snapshot(None, [task_tip], message)
-        if store.compare_and_swap(ref, None, task_tip, "agy-state: archive"):
-            break
-        if store.tip(ref) is None:  # not a clash: git would not create it
-            raise Failure(f"cannot create {ref}", hint="git agy-state doctor")
-    else:
-        raise Failure("no free archive name in the next hour")
-    try:
-        _close(ws, task_tip, closing, subject)
-    except BaseException:
-        _take_back(ws, ref, task_tip)
-        raise
-    # The view leaves the work tree only if it still holds what was archived.
-    if ws.view_bytes() == render(doc).encode():
-        view.remove(ws.layout)
-    _remember(ws, doc, ref)
-    return ref
-
-
-def _close(ws: Workspace, task_tip: str, closing: str, subject: str) -> None:
-    """Move the chain from the task's tip to its closing snapshot. A failed swap is retried
-    while the chain still holds the task's tip (a lock a killed writer left is cleared on the
-    way, docs/format.md); a chain that moved elsewhere is WorkAtRisk."""
-    store, state_ref = ws.store, ws.layout.state_ref
-    for _attempt in range(state.MAX_ATTEMPTS):
-        if store.compare_and_swap(state_ref, task_tip, closing, f"agy-state: {subject}"):
-            return
-        if store.tip(state_ref) != task_tip:
-            break
-    raise WorkAtRisk(
-        f"{state_ref} moved while the task was being archived; nothing was archived",
-        hint="another program is writing the chain; try again",
-    )
-
-
-def _take_back(ws: Workspace, ref: str, expected: str) -> None:
-    """Delete the archive ref just created, if it still names `expected` (compare-and-delete)."""
-    from gitstate.storage import gitcli
-
-    gitcli.run(ws.layout, "update-ref", "-m", "agy-state: archive taken back", "-d", ref, expected)
-
-
-def _remember(ws: Workspace, doc: Document, ref: str) -> None:
-    """Tell the brain (when there is one) with a session block; never fails the archive."""
-    try:
-        from gitstate.memory.usecases.write import record_archived_task
-
-        record_archived_task(
-            ws.layout, goal_of(doc), doc.section("done"), doc.section("key_data"), ref
-        )
-    except Exception as exc:  # the archive is done; a brain that cannot take it is logged
-        try:
-            ws.layout.agy_dir.mkdir(parents=True, exist_ok=True)
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-            with open(ws.layout.agy_dir / "memory.log", "a", encoding="utf-8") as log:
-                log.write(f"{stamp} archive {ref}: not recorded in the brain: {exc!r}\n")
-        except OSError:
-            pass
-
-
 class Closed(NamedTuple):
     ref: str
-    saved: state.Written | None
+    saved: Written | None
 
     def as_json(self) -> dict[str, object]:
         return {"archived": self.ref, "saved": self.saved.as_json() if self.saved else None}
@@ -144,7 +43,7 @@ def archive(ws: Workspace) -> Closed:
     ws.require_workdir()
     saved = None
     if ws.view_bytes() is not None:
-        saved = state.save(ws)  # may itself archive, when the edits emptied next_steps
+        saved = save(ws)  # may itself archive, when the edits emptied next_steps
         if saved.archived:
             return Closed(saved.archived, saved)
     with ws.locked():
@@ -152,7 +51,9 @@ def archive(ws: Workspace) -> Closed:
         doc = ws.snapshot_document(tip)
         if tip is None or doc is None:
             raise NotFound("there is no current task to archive", hint="git agy-state archives")
-        return Closed(archive_locked(ws, tip, doc), saved)
+        ref = finish.archive_locked(ws, tip, doc)
+    finish.remember(ws, ref)  # the lock released: the brain never holds up this work tree
+    return Closed(ref, saved)
 
 
 def archives(ws: Workspace) -> list[Archive]:
@@ -210,7 +111,7 @@ def reopen(ws: Workspace, name: str | None) -> tuple[Archive, str]:
                 "a task is in progress; reopening would replace it",
                 hint="finish or archive it first: git agy-state archive",
             )
-        commit = state.append_locked(
+        commit = chain.append_locked(
             ws,
             f"reopen: {chosen.goal or chosen.ref}",
             state=data,
@@ -219,3 +120,6 @@ def reopen(ws: Workspace, name: str | None) -> tuple[Archive, str]:
         )
         view.write(ws.layout, data, commit)
     return chosen, commit
+
+
+__all__ = ["Archive", "Closed", "archive", "archives", "find", "reopen", "slug"]

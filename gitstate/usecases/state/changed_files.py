@@ -13,7 +13,8 @@ from gitstate.document.patch import Patch, SetSection
 from gitstate.document.validate import LINE_LIMIT
 from gitstate.storage.gitcli import clean_env
 from gitstate.usecases.state import patch as patch_uc
-from gitstate.usecases.state.writer import Written, task_base
+from gitstate.usecases.state.chain import task_base
+from gitstate.usecases.state.writer import Written
 from gitstate.usecases.workspace import Workspace
 
 

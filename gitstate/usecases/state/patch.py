@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from gitstate.document.model import Document, template
 from gitstate.document.patch import AddLine, AddStep, Patch, SetSection, apply
-from gitstate.usecases.state.writer import Written, now_stamp, write
+from gitstate.usecases.state.chain import now_stamp
+from gitstate.usecases.state.writer import Action, Intent, Origin, Produced, Written, write_as
 from gitstate.usecases.workspace import Workspace
 
 
@@ -25,24 +26,20 @@ def patch(
     A patch that empties next_steps finishes the task, unless it adds steps itself or a hook
     sent it (`from_hook`)."""
     language = ws.new_language()
-    summary = [change.describe()]
+    described = change.describe()
 
-    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
+    def produce(start: Document | None) -> Produced:
         base = start if start is not None else template(language, now_stamp())
         applied = apply(base, change, language)
-        summary[0] = applied.summary or summary[0]
-        return applied.document, applied.notices
+        return Produced(applied.document, applied.notices, applied.summary or described)
 
-    return write(
-        ws,
-        produce,
-        subject=lambda changed: message or "patch: " + summary[0],
-        allow_secret=allow_secret,
-        session=session,
-        write_view_when_unchanged=True,
-        may_archive=not from_hook and not adds_steps(change),
-        over_limit_ok=True,  # a patch may shrink a merge result that broke a limit
+    def subject(changed: tuple[str, ...], summary: str) -> str:
+        return message or "patch: " + summary
+
+    intent = Intent(
+        Action.PATCH, Origin.HOOK if from_hook else Origin.USER, adds_steps=adds_steps(change)
     )
+    return write_as(ws, intent, produce, subject, allow_secret=allow_secret, session=session)
 
 
 def adds_steps(change: Patch) -> bool:

@@ -13,8 +13,8 @@ from gitstate.document import phase as machine
 from gitstate.document.model import parse
 from gitstate.errors import InvalidDocument
 from gitstate.storage.snapshots import Snapshot
-from gitstate.usecases.state import writer as state
-from gitstate.usecases.state.archive import ARCHIVED_TRAILER
+from gitstate.usecases.state import chain
+from gitstate.usecases.state.finish import ARCHIVED_TRAILER
 from gitstate.usecases.workspace import Workspace
 
 
@@ -60,7 +60,7 @@ def change(ws: Workspace, requested: str) -> Changed:
         subject = f"phase: {old} → {decided.new}"
         if decided.reason:
             subject += f" ({decided.requested} refused: {decided.reason.split(';')[0]})"
-        commit = state.append_locked(ws, subject, phase=decided.new)
+        commit = chain.append_locked(ws, subject, phase=decided.new)
     return Changed(old, decided.new, wanted, decided.reason, commit)
 
 

@@ -1,14 +1,18 @@
-"""Writing the state chain: save, patch, restore, checkout, init.
+"""Writing a document onto the state chain: the one write path of save, patch and restore.
 
-Every writer runs the same loop under the work tree's lock: read the view and the tip, build the
-new document, commit it on the tip, compare-and-swap the ref, and only then replace the view.
-A lost race rebuilds on the new tip (a patch is re-applied), so no writer's change is dropped.
+Each caller names its `Intent` (what it does, who asked), and the modes follow from it. Under
+the work tree's lock: read the view and the tip, find the starting point, build the new document,
+check it, commit it on the tip by compare-and-swap (chain.py), and only then replace the view;
+a write that finished the task archives it (finish.py) before the lock goes. A lost race
+rebuilds on the new tip (a patch is re-applied), so no writer's change is dropped. Once the lock
+is released: the brain hears of an archive, and git's gc starts when due.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,22 +20,99 @@ from gitstate import secrets
 from gitstate.document.language import KEYS, Language
 from gitstate.document.model import Document, render
 from gitstate.document.validate import BYTE_RULES, LIMIT_CODES, Report, check_result
-from gitstate.errors import Failure, InvalidDocument, SecretFound, UsageError, WorkAtRisk
+from gitstate.errors import InvalidDocument, SecretFound, UsageError, WorkAtRisk
 from gitstate.storage import maintenance, view
-from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
+from gitstate.storage.snapshots import compose_message
+from gitstate.usecases.state import chain, finish
+from gitstate.usecases.state.chain import MAX_ATTEMPTS, TASK_BASE, now_stamp, one_line, task_base
 from gitstate.usecases.workspace import Workspace
 
-MAX_ATTEMPTS = 20
-EXCLUDE_LINE = "/STATE.md"
-DECISIONS_REF = "refs/notes/agy/decisions"
 
-# Builds the new document from the starting one (None: no view and no snapshot yet).
-# Returns None when there is nothing to write, else (document, notices).
-Producer = Callable[[Document | None], tuple[Document, tuple[str, ...]] | None]
+class Action(Enum):
+    """What a write does to the state."""
+
+    SAVE = "save"  # snapshot the view as it is; a missing view stays missing
+    # Apply a change to the view (or the tip, or a template); the view follows the result, even
+    # an unchanged one; a view over its line limits is taken (the patch may be what shrinks it).
+    PATCH = "patch"
+    # An old snapshot's content becomes the tip; the view follows it (unsaved edits refused).
+    RESTORE = "restore"
+
+
+class Origin(Enum):
+    """Who asked for the write: only the user's own save or patch may finish the task."""
+
+    USER = "user"  # the command for it: `save`, `patch`, `restore`, `archive`
+    # On its own, while doing something else: the agent hooks' saves (stop guard, pre-compact),
+    # a checkpoint's save, post-commit's changed_files, a job's seeded chain.
+    HOOK = "hook"
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What a write is for, as its caller names it (docs/archive.md: who may archive)."""
+
+    action: Action
+    origin: Origin = Origin.USER
+    adds_steps: bool = False  # the change itself puts steps into next_steps
+
+    @property
+    def may_finish_task(self) -> bool:
+        """Emptying next_steps archives the task only for the user's own save or patch, and
+        never for a patch that adds steps itself."""
+        return (
+            self.origin is Origin.USER
+            and self.action in (Action.SAVE, Action.PATCH)
+            and not self.adds_steps
+        )
+
+    @property
+    def view_follows_unchanged(self) -> bool:
+        """An unchanged write still brings a missing view back (a save leaves it missing)."""
+        return self.action is not Action.SAVE
+
+    @property
+    def starts_from_tip(self) -> bool:
+        """The document is built on the tip, the view only guarded, never merged."""
+        return self.action is Action.RESTORE
+
+    @property
+    def takes_over_limit_view(self) -> bool:
+        return self.action is Action.PATCH
+
+
+SAVE = Intent(Action.SAVE)
+HOOK_SAVE = Intent(Action.SAVE, Origin.HOOK)
+RESTORE = Intent(Action.RESTORE)
+
+
+class Outcome(str, Enum):
+    """What a write did; the value is the `outcome` of `--json` (docs/json.md)."""
+
+    SAVED = "saved"  # a new snapshot is the tip
+    UNCHANGED = "unchanged"  # the content equals the tip: no snapshot
+    NOTHING = "nothing"  # no document to write (no view and no snapshot yet)
+    CHECKED_OUT = "checked-out"  # `checkout`: the view was written from a snapshot, no ref moved
+
+
+class Produced(NamedTuple):
+    """What a Producer built: the new document, notices for the user, and what it did in
+    words (a patch's summary, for the snapshot's subject)."""
+
+    document: Document
+    notices: tuple[str, ...] = ()
+    summary: str = ""
+
+
+# Builds the new document from the starting one (None: no view and no snapshot yet); None when
+# there is nothing to write. Called again on the new tip when a race is lost.
+Producer = Callable[[Document | None], Produced | None]
+# The snapshot's subject, from the keys that changed and the Producer's summary.
+Subject = Callable[[tuple[str, ...], str], str]
 
 
 class Written(NamedTuple):
-    outcome: str  # "saved", "unchanged" (content equals the tip) or "nothing" (no document)
+    outcome: Outcome
     snapshot: str | None
     sections: tuple[str, ...] = ()
     notices: tuple[str, ...] = ()
@@ -42,7 +123,7 @@ class Written(NamedTuple):
 
     def as_json(self) -> dict[str, object]:
         return {
-            "outcome": self.outcome,
+            "outcome": self.outcome.value,
             "snapshot": self.snapshot,
             "sections": list(self.sections),
             "notices": list(self.notices),
@@ -51,10 +132,6 @@ class Written(NamedTuple):
             "overwritten": str(self.overwritten) if self.overwritten else None,
             "archived": self.archived,
         }
-
-
-def now_stamp() -> str:
-    return time.strftime("%Y-%m-%d %H:%M")
 
 
 def save(
@@ -66,66 +143,119 @@ def save(
 ) -> Written:
     """Snapshot the view; a no-op that says so when nothing changed.
 
-    `origin` names a hook that saved on its own (`stop-guard`, `pre-compact`), for the log.
-    """
+    `origin` names a hook or command that saved on its own (`stop-guard`, `pre-compact`,
+    `checkpoint`), for the log; such a save never archives (docs/phase-and-checkpoints.md)."""
     verb = f"save ({origin})" if origin else "save"
 
-    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]] | None:
-        return None if start is None else (start, ())
+    def produce(start: Document | None) -> Produced | None:
+        return None if start is None else Produced(start)
 
-    return write(
+    def subject(changed: tuple[str, ...], _summary: str) -> str:
+        return message or f"{verb}: " + (", ".join(changed) or "no change")
+
+    intent = SAVE if origin is None else HOOK_SAVE
+    return write_as(ws, intent, produce, subject, allow_secret=allow_secret, session=session)
+
+
+def write(
+    ws: Workspace,
+    produce: Callable[[Document | None], tuple[Document, tuple[str, ...]] | None],
+    subject: Callable[[tuple[str, ...]], str],
+    allow_secret: bool,
+    session: str | None,
+    write_view_when_unchanged: bool,
+) -> Written:
+    """The write path for a Producer of one's own that returns (document, notices): written as
+    a program's save (`write_view_when_unchanged` False) or patch, never finishing the task.
+    tests/test_robustness.py races the loop through it."""
+
+    def produced(start: Document | None) -> Produced | None:
+        built = produce(start)
+        return None if built is None else Produced(*built)
+
+    action = Action.PATCH if write_view_when_unchanged else Action.SAVE
+    return write_as(
         ws,
-        produce,
-        subject=lambda changed: message or f"{verb}: " + (", ".join(changed) or "no change"),
+        Intent(action, Origin.HOOK),
+        produced,
+        lambda changed, _summary: subject(changed),
         allow_secret=allow_secret,
         session=session,
-        write_view_when_unchanged=False,
-        may_archive=origin is None,  # a hook's save never archives (docs/phase-and-checkpoints.md)
     )
 
 
-def restore(ws: Workspace, rev: str, force: bool = False) -> Written:
-    """A new snapshot equal to an old one; the view follows (unsaved edits refused)."""
-    ws.require_workdir()
-    commit = ws.store.resolve(rev)
-    target = ws.snapshot_document(commit)
-    if target is None:
-        raise Failure(
-            f"snapshot {commit[:12]} holds no STATE.md (it closed a task or only changed the phase)"
-        )
-
-    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
-        return target, ()
-
-    return write(
-        ws,
-        produce,
-        subject=lambda changed: f"restore {commit[:12]}",
-        allow_secret=True,  # the content is already in history
-        session=None,
-        write_view_when_unchanged=True,
-        replace_view=True,
-        force=force,
-    )
-
-
-def checkout(ws: Workspace, rev: str | None, force: bool = False) -> Written:
-    """Write a snapshot's STATE.md into the work tree; no ref moves."""
+def write_as(
+    ws: Workspace,
+    intent: Intent,
+    produce: Producer,
+    subject: Subject,
+    *,
+    allow_secret: bool = False,
+    session: str | None = None,
+    force: bool = False,
+) -> Written:
+    """The one write path: see the module doc. `allow_secret` lets a credential through the
+    scan; `force` lets a restore replace unsaved edits (kept aside, said in `overwritten`)."""
     ws.require_workdir()
     with ws.locked():
-        commit = ws.store.resolve(rev)
-        target = ws.store.state_bytes(commit)
-        if target is None:
-            raise Failure(
-                f"snapshot {commit[:12]} holds no STATE.md (it closed a task or only changed the phase)"
-            )
-        data = ws.view_bytes()
-        kept = _guard_unsaved(ws, data, target, force, "checkout")
-        view.write(ws.layout, target, commit)
-        return Written("checked-out", commit, overwritten=kept)
+        written = _write_locked(ws, intent, produce, subject, allow_secret, session, force)
+    if written.archived:
+        finish.remember(ws, written.archived)
+    if written.outcome is Outcome.SAVED:
+        _maintain(ws)
+    return written
 
 
-def _guard_unsaved(
+def _write_locked(
+    ws: Workspace,
+    intent: Intent,
+    produce: Producer,
+    subject: Subject,
+    allow_secret: bool,
+    session: str | None,
+    force: bool,
+) -> Written:
+    """The loop under the lock: one attempt per tip, until the compare-and-swap holds."""
+    store = ws.store
+    data = ws.view_bytes()
+    overwritten: Path | None = None
+    for _attempt in range(MAX_ATTEMPTS):
+        tip = store.tip()
+        tip_doc = ws.snapshot_document(tip)
+        if intent.starts_from_tip:
+            target = render(tip_doc).encode() if tip_doc else b""
+            overwritten = overwritten or guard_unsaved(ws, data, target, force, "restore")
+            start, merged = tip_doc, False
+        else:
+            start, merged = _starting_point(ws, data, tip, tip_doc, intent.takes_over_limit_view)
+        produced = produce(start)
+        if produced is None:
+            return Written(Outcome.NOTHING, tip)
+        new, notices = produced.document, produced.notices
+        if tip_doc is not None and new.same_content(tip_doc):
+            assert tip is not None
+            return _unchanged(ws, intent, data, tip, notices, overwritten)
+        changed = new.changed_keys(tip_doc) if tip_doc else _nonempty(new)
+        new = new.with_stamp(now_stamp())
+        text = render(new)
+        line = one_line(subject(changed, produced.summary))
+        message = _message(ws, tip, tip_doc, data, text, line, changed, allow_secret, session)
+        view.check_record_writable(ws.layout)  # nothing moves that could not be finished
+        commit = chain.commit_on(ws, tip, text.encode(), message, line)
+        if commit is None:
+            continue  # the ref moved: rebuild on the new tip
+        kept = not _replace_view(ws, data, text.encode(), commit)
+        archived = None
+        if intent.may_finish_task and finish.finishes(tip_doc, new) and not merged and not kept:
+            archived = finish.archive_locked(ws, commit, new)
+        return Written(Outcome.SAVED, commit, changed, notices, merged, kept, overwritten, archived)
+    raise WorkAtRisk(
+        f"{ws.layout.state_ref} kept moving under {MAX_ATTEMPTS} attempts; nothing was saved",
+        hint="another program is rewriting the ref; try again",
+    )
+
+
+def guard_unsaved(
     ws: Workspace, data: bytes | None, target: bytes, force: bool, action: str
 ) -> Path | None:
     """Refuse (exit 5) to replace unsaved view edits; with force keep them and say where."""
@@ -172,81 +302,46 @@ def _starting_point(
     return merged.document, True
 
 
-def write(
+def _unchanged(
     ws: Workspace,
-    produce: Producer,
-    subject: Callable[[tuple[str, ...]], str],
+    intent: Intent,
+    data: bytes | None,
+    tip: str,
+    notices: tuple[str, ...],
+    overwritten: Path | None,
+) -> Written:
+    """The content equals the tip: no snapshot; the view follows the tip when there is one
+    (or when the intent brings a missing view back)."""
+    tip_bytes = ws.store.state_bytes(tip)
+    if tip_bytes is not None and (data is not None or intent.view_follows_unchanged):
+        kept = not _replace_view(ws, data, tip_bytes, tip)
+        return Written(Outcome.UNCHANGED, tip, (), notices, view_kept=kept, overwritten=overwritten)
+    return Written(Outcome.UNCHANGED, tip, (), notices, overwritten=overwritten)
+
+
+def _message(
+    ws: Workspace,
+    tip: str | None,
+    tip_doc: Document | None,
+    data: bytes | None,
+    text: str,
+    line: str,
+    changed: tuple[str, ...],
     allow_secret: bool,
     session: str | None,
-    write_view_when_unchanged: bool,
-    replace_view: bool = False,
-    force: bool = False,
-    may_archive: bool = False,
-    over_limit_ok: bool = False,
-) -> Written:
-    """The one write path: see the module doc. With `may_archive`, a write that empties a
-    next_steps the tip still had finishes the task (docs/phase-and-checkpoints.md)."""
-    ws.require_workdir()
-    store, layout = ws.store, ws.layout
-    with ws.locked():
-        data = ws.view_bytes()
-        overwritten: Path | None = None
-        for _attempt in range(MAX_ATTEMPTS):
-            tip = store.tip()
-            tip_doc = ws.snapshot_document(tip)
-            if replace_view:
-                target = render(tip_doc).encode() if tip_doc else b""
-                overwritten = overwritten or _guard_unsaved(ws, data, target, force, "restore")
-                start, merged = tip_doc, False
-            else:
-                start, merged = _starting_point(ws, data, tip, tip_doc, over_limit_ok)
-            produced = produce(start)
-            if produced is None:
-                return Written("nothing", tip)
-            new, notices = produced
-            if tip_doc is not None and new.same_content(tip_doc):
-                assert tip is not None
-                tip_bytes = store.state_bytes(tip)
-                if tip_bytes is not None and (data is not None or write_view_when_unchanged):
-                    kept = not _replace_view(ws, data, tip_bytes, tip)
-                    return Written(
-                        "unchanged", tip, (), notices, view_kept=kept, overwritten=overwritten
-                    )
-                return Written("unchanged", tip, (), notices, overwritten=overwritten)
-            changed = new.changed_keys(tip_doc) if tip_doc else _nonempty(new)
-            new = new.with_stamp(now_stamp())
-            text = render(new)
-            line = one_line(subject(changed))
-            report = _refuse_unstorable(text, line, ws.new_language())
-            if not allow_secret:
-                _refuse_secrets(text, tip_doc, data)
-                refuse_secret_in("snapshot message", line)
-            written = trailers(ws, tip, changed, session)
-            over = _over_limit(report)
-            if over:  # kept, not refused: a merge may break a limit; `check` says what to shrink
-                written.append(("Agy-Conflict", ", ".join(over)))
-            view.check_record_writable(layout)  # nothing moves that could not be finished
-            commit = store.create_snapshot(
-                text.encode(), [tip] if tip else [], compose_message(line, written)
-            )
-            if store.compare_and_swap(layout.state_ref, tip, commit, f"agy-state: {line}"):
-                kept = not _replace_view(ws, data, text.encode(), commit)
-                archived = None
-                finished = tip_doc is not None and tip_doc.steps() and not new.steps()
-                if may_archive and finished and not merged and not kept:
-                    # Imported here: finishing a task is rare, and a save must start fast.
-                    from gitstate.usecases.state.archive import archive_locked
-
-                    archived = archive_locked(ws, commit, new)
-                if maintenance.gc_due(layout, _int(store.config_value("gc.auto"))):
-                    maintenance.start_gc(layout)
-                return Written(
-                    "saved", commit, changed, notices, merged, kept, overwritten, archived
-                )
-        raise WorkAtRisk(
-            f"{layout.state_ref} kept moving under {MAX_ATTEMPTS} attempts; nothing was saved",
-            hint="another program is rewriting the ref; try again",
-        )
+) -> str:
+    """The snapshot's message, once the new text is known to be storable and (unless allowed)
+    free of credentials; a document over its line limits is marked, not refused (a merge may
+    break a limit; `check` says what to shrink)."""
+    report = _refuse_unstorable(text, line, ws.new_language())
+    if not allow_secret:
+        _refuse_secrets(text, tip_doc, data)
+        refuse_secret_in("snapshot message", line)
+    written = chain.trailers(ws, tip, changed, session)
+    over = _over_limit(report)
+    if over:
+        written.append(("Agy-Conflict", ", ".join(over)))
+    return compose_message(line, written)
 
 
 def _refuse_unstorable(text: str, subject: str, user: Language) -> Report:
@@ -290,114 +385,18 @@ def _nonempty(doc: Document) -> tuple[str, ...]:
     return tuple(k for k in KEYS if doc.section(k))
 
 
-KEEP_TREE = object()  # append(): the new snapshot holds the tip's tree as it is
+def _maintain(ws: Workspace) -> None:
+    """Start git's gc in the background when enough loose objects piled up."""
+    layout = ws.layout
+    if maintenance.gc_due(layout, _int(ws.store.config_value("gc.auto"))):
+        maintenance.start_gc(layout)
 
 
-def append(
-    ws: Workspace,
-    subject: str,
-    state: bytes | object | None = KEEP_TREE,
-    phase: str | None = None,
-    extra: tuple[tuple[str, str], ...] = (),
-    ref: str | None = None,
-) -> str:
-    """Append a snapshot that is not a document edit: a phase change (the tip's tree, a new
-    Agy-Phase), or a closing snapshot (no STATE.md). Under the lock, compare-and-swap, retried.
-    The view is not touched. Returns the new snapshot id."""
-    with ws.locked():
-        return append_locked(ws, subject, state, phase, extra, ref)
-
-
-def append_locked(
-    ws: Workspace,
-    subject: str,
-    state: bytes | object | None = KEEP_TREE,
-    phase: str | None = None,
-    extra: tuple[tuple[str, str], ...] = (),
-    ref: str | None = None,
-) -> str:
-    """append() for a caller that already holds the work tree's lock."""
-    store = ws.store
-    target = ref or ws.layout.state_ref
-    for _attempt in range(MAX_ATTEMPTS):
-        tip = store.tip(target)
-        message = compose_message(subject, trailers(ws, tip, (), None, phase) + list(extra))
-        parents = [tip] if tip else []
-        if state is KEEP_TREE:
-            commit = store.commit_tree(store.tree_of(tip) if tip else None, parents, message)
-        else:
-            assert state is None or isinstance(state, bytes)
-            commit = store.create_snapshot(state, parents, message)
-        if store.compare_and_swap(target, tip, commit, f"agy-state: {subject}"):
-            return commit
-    raise WorkAtRisk(
-        f"{target} kept moving under {MAX_ATTEMPTS} attempts; nothing was written",
-        hint="another program is rewriting the ref; try again",
-    )
-
-
-def trailers(
-    ws: Workspace,
-    tip: str | None,
-    changed: tuple[str, ...],
-    session: str | None,
-    phase: str | None = None,
-) -> list[tuple[str, str]]:
-    """The Agy-* trailers of a snapshot built on `tip` (the phase carried from it unless given)."""
-    head, branch = ws.store.head_info()
-    if phase is None:
-        phase = ws.store.snapshot(tip).phase if tip else "IDLE"
-    found = [("Agy-Format", FORMAT_VERSION), ("Agy-Sections", ", ".join(changed) or "none")]
-    if head:
-        found.append(("Agy-Head", head))
-    if branch:
-        found.append(("Agy-Branch", branch))
-    found.append(("Agy-Phase", phase))
-    found.append((TASK_BASE, _carried_task_base(ws.store, tip, head)))
-    if session:
-        found.append(("Agy-Session", session))
-    return found
-
-
-TASK_BASE = "Agy-Task-Base"  # the HEAD the current task began at ("none": before any commit)
-
-
-def _carried_task_base(store: Store, tip: str | None, head: str | None) -> str:
-    """The task base a snapshot on `tip` carries: the tip's, or HEAD when a task starts here.
-
-    Carried forward on every snapshot so that post-commit reads it off the tip in O(1) instead of
-    walking the task back to its first snapshot (docs/hooks.md: the hooks cost the same at 10 and
-    at 100,000 snapshots).
-    """
-    if tip is None or store.state_blob(tip) is None:
-        return head or "none"
-    return task_base(store, tip) or "none"
-
-
-def task_base(store: Store, tip: str) -> str | None:
-    """The HEAD recorded when the task that `tip` belongs to began (None: before any commit).
-
-    Read from the tip's trailer; a chain written before the trailer existed is walked once (the
-    next snapshot carries the answer).
-    """
-    recorded = store.snapshot(tip).trailers.get(TASK_BASE)
-    if recorded:
-        return None if recorded == "none" else recorded
-    first = None
-    for snap in store.walk(tip):
-        if store.state_blob(snap.commit) is None:
-            break  # a closing snapshot: the task began after it
-        recorded = snap.trailers.get(TASK_BASE)
-        if recorded:
-            return None if recorded == "none" else recorded
-        first = snap
-    return first.head if first is not None else None
-
-
-def one_line(text: str) -> str:
-    """A commit subject: one line, whatever was passed to -m (a newline could start a paragraph
-    that readers would take for trailers)."""
-    return " ".join(text.split())
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def refuse_secret_in(what: str, text: str) -> None:
@@ -440,48 +439,25 @@ def _refuse_secrets(text: str, before: Document | None, source: bytes | None) ->
     )
 
 
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def init(ws: Workspace) -> list[str]:
-    """Exclude the view from git, let decisions follow rewrites, and start the ref's reflog."""
-    done: list[str] = []
-    exclude = ws.layout.commondir / "info" / "exclude"
-    lines = exclude.read_text().splitlines() if exclude.exists() else []
-    if EXCLUDE_LINE not in (line.strip() for line in lines):
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        with open(exclude, "a") as handle:
-            if lines and not exclude.read_text().endswith("\n"):
-                handle.write("\n")
-            handle.write(EXCLUDE_LINE + "\n")
-        done.append(f"added {EXCLUDE_LINE} to {exclude}")
-    config = ws.store.repo.config
-    try:
-        rewrite = [str(v) for v in config.get_multivar("notes.rewriteRef")]
-    except KeyError:
-        rewrite = []
-    if DECISIONS_REF not in rewrite:
-        config.set_multivar("notes.rewriteRef", "^$", DECISIONS_REF)
-        done.append(f"set notes.rewriteRef={DECISIONS_REF}")
-    if not ws.store.config_value("agy.user"):
-        from gitstate.usecases.sync.carry import (
-            agy_user,  # here: carry loads subprocess, save must not
-        )
-
-        user = agy_user(ws)
-        if user:
-            ws.store.set_config("agy.user", user)
-            done.append(f"set agy.user={user} (your state travels as refs/agy/users/{user}/state)")
-    log = ws.layout.commondir / "logs" / ws.layout.state_ref
-    if not log.exists():
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.touch()
-        done.append(f"started the reflog of {ws.layout.state_ref}")
-    return done
-
-
-__all__ = ["SecretFound", "Written", "checkout", "init", "restore", "save"]
+# MAX_ATTEMPTS, TASK_BASE and task_base are chain.py's, named here too for the callers (tests,
+# bench) that read them with the write path.
+__all__ = [
+    "HOOK_SAVE",
+    "MAX_ATTEMPTS",
+    "RESTORE",
+    "SAVE",
+    "TASK_BASE",
+    "Action",
+    "Intent",
+    "Origin",
+    "Outcome",
+    "Produced",
+    "SecretFound",
+    "Written",
+    "guard_unsaved",
+    "refuse_secret_in",
+    "save",
+    "task_base",
+    "write",
+    "write_as",
+]

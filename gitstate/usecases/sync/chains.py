@@ -14,8 +14,8 @@ from gitstate.document.merge import merge_documents
 from gitstate.document.model import MAX_BYTES, Document, render, template
 from gitstate.errors import WorkAtRisk
 from gitstate.storage.snapshots import Store, compose_message
-from gitstate.usecases.state import writer as state
-from gitstate.usecases.state.writer import now_stamp
+from gitstate.usecases.state import chain as state
+from gitstate.usecases.state.chain import now_stamp
 from gitstate.usecases.sync.results import ChainResult
 from gitstate.usecases.workspace import Workspace
 
