@@ -245,14 +245,28 @@ def _write_locked(
         if commit is None:
             continue  # the ref moved: rebuild on the new tip
         kept = not _replace_view(ws, data, text.encode(), commit)
-        archived = None
-        if intent.may_finish_task and finish.finishes(tip_doc, new) and not merged and not kept:
-            archived = finish.archive_locked(ws, commit, new)
+        archived = _finish_if_done(ws, intent, commit, tip_doc, new, merged or kept)
         return Written(Outcome.SAVED, commit, changed, notices, merged, kept, overwritten, archived)
     raise WorkAtRisk(
         f"{ws.layout.state_ref} kept moving under {MAX_ATTEMPTS} attempts; nothing was saved",
         hint="another program is rewriting the ref; try again",
     )
+
+
+def _finish_if_done(
+    ws: Workspace,
+    intent: Intent,
+    commit: str,
+    before: Document | None,
+    after: Document,
+    unsettled: bool,
+) -> str | None:
+    """The archive decision (docs/archive.md): a write the intent lets finish the task, that
+    emptied next_steps, archives it; the archive ref, or None. Not when the write is `unsettled`
+    (merged with a moved tip, or its view changed under it): the next explicit save decides."""
+    if not intent.may_finish_task or unsettled or not finish.finishes(before, after):
+        return None
+    return finish.archive_locked(ws, commit, after)
 
 
 def guard_unsaved(
