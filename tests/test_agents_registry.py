@@ -1,0 +1,257 @@
+"""The agent CLIs as plugins (gitstate/agents/): every registered agent provides every
+capability, each is recognised from its own payload, answers in its own shape, and installs and
+uninstalls leaving the user's files byte for byte as they were. Driven by the registry, so an
+agent added there (docs/hooks.md, "Adding an agent CLI") is tested here without a new test.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitstate import agents
+from gitstate.agents import plugin
+from gitstate.agents.base import ACTIONS
+from gitstate.errors import UsageError
+from gitstate.hooks import agent as hook_runtime
+from gitstate.usecases.setup import install as agent_install
+
+REGISTERED = [pytest.param(module, id=module.NAME) for module in agents.REGISTERED]
+
+# Each agent's real payload shapes (docs/hooks.md): what the CLI sends on the events we use.
+PAYLOADS: dict[str, list[dict[str, Any]]] = {
+    "agy": [
+        {
+            "conversationId": "c-1",
+            "workspacePaths": ["file:///work/p"],
+            "invocationNum": 1,
+            "model": "gemini-3-pro",
+        },
+        {"conversationId": "c-1", "workspacePaths": ["/work/p"], "executionNum": 1},
+    ],
+    "claude": [
+        {
+            "session_id": "s-1",
+            "transcript_path": "/home/u/.claude/projects/p/s-1.jsonl",
+            "cwd": "/work/p",
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        },
+        {
+            "session_id": "s-1",
+            "transcript_path": "/t.jsonl",
+            "cwd": "/work/p",
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+        },
+        {"session_id": "s-1", "hook_event_name": "PreCompact", "trigger": "auto", "cwd": "/p"},
+    ],
+    "gemini": [
+        {
+            "session_id": "g-1",
+            "transcript_path": "/home/u/.gemini/tmp/chats/g-1.json",
+            "cwd": "/work/p",
+            "hook_event_name": "SessionStart",
+            "timestamp": "2026-01-02T03:04:05Z",
+            "source": "startup",
+        },
+        {
+            "session_id": "g-1",
+            "cwd": "/work/p",
+            "hook_event_name": "AfterAgent",
+            "timestamp": "2026-01-02T03:04:05Z",
+            "prompt": "hi",
+            "prompt_response": "done",
+            "stop_hook_active": False,
+        },
+        {"session_id": "g-1", "hook_event_name": "PreCompress", "timestamp": "t", "cwd": "/p"},
+    ],
+}
+
+
+def test_names_are_unique_and_every_agent_has_payload_samples() -> None:
+    assert len(set(agents.NAMES)) == len(agents.NAMES) == len(agents.REGISTERED)
+    assert set(PAYLOADS) == set(agents.NAMES), "add the new agent's payloads to PAYLOADS"
+
+
+@pytest.mark.parametrize("module", REGISTERED)
+def test_every_agent_provides_every_capability(module: Any) -> None:
+    for name in ("NAME", "TITLE", "SESSION_KEY", "PROJECT_ENV"):
+        assert isinstance(getattr(module, name), str) and getattr(module, name), name
+    for name in (
+        "claims",
+        "project_dir",
+        "inject_skipped",
+        "stop_looping",
+        "memory_key",
+        "nothing",
+        "inject",
+        "block",
+        "hook_entries",
+        "plugin_files",
+        "install",
+        "uninstall",
+    ):
+        assert callable(getattr(module, name)), name
+    assert agents.get(module.NAME) is module
+    for action in ACTIONS:
+        json.dumps(module.nothing(action))
+    assert "the text" in json.dumps(module.inject("the text"))
+    assert "the reason" in json.dumps(module.block("the reason"))
+    if module.JOB is not None:
+        assert module.NAME in agents.job_kinds()
+        for name in ("argv", "quota_argv", "auth_dirs", "result_body", "result_fields"):
+            assert callable(getattr(module.JOB, name)), name
+        assert all(isinstance(key, str) for key in module.JOB.CONVERSATION_KEYS)
+
+
+@pytest.mark.parametrize("module", REGISTERED)
+def test_hook_entries_run_only_our_actions_for_this_agent(module: Any) -> None:
+    text = json.dumps(module.hook_entries("/opt/bin/git-agy-state"))
+    commands = [c for c in _strings(json.loads(text)) if "hook " in c]
+    assert commands, "an agent must wire at least one hook"
+    for command in commands:
+        assert plugin.OURS.search(command), command
+        action = command.split(" hook ", 1)[1].split()[0]
+        assert action in ACTIONS
+        assert command == plugin.hook_command("/opt/bin/git-agy-state", module.NAME, action)
+    files = module.plugin_files(plugin.DEFAULT_COMMAND)
+    assert files[plugin.SKILL_PATH] == plugin.SKILL
+    for rel, body in files.items():
+        if rel.endswith(".json"):
+            json.loads(body)
+
+
+@pytest.mark.parametrize("name", agents.NAMES)
+def test_each_agent_is_detected_from_its_own_payloads(name: str) -> None:
+    for payload in PAYLOADS[name]:
+        assert agents.detect_agent(payload) == name, payload
+
+
+def test_unknown_agent_and_no_payload() -> None:
+    assert agents.detect(None) is None and agents.detect({}) is None
+    assert agents.detect({"something": "else"}) is None
+    assert agents.find("codex") is None and agents.find(None) is None
+    with pytest.raises(UsageError, match="unknown agent 'codex'"):
+        agents.get("codex")
+    with pytest.raises(UsageError, match="no job adapter"):
+        agents.job_adapter("codex")
+
+
+@pytest.mark.parametrize("name", agents.NAMES)
+def test_each_agent_gets_its_own_nothing_answer(
+    name: str, hermetic: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the hook runtime itself: a repository with no STATE.md, each agent's payload
+    (its project field pointing there), every action: the answer is that agent's `nothing`."""
+    project = tmp_path / "p"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    module = agents.get(name)
+    for payload in PAYLOADS[name]:
+        sent = {**payload, "cwd": str(project)}
+        if "workspacePaths" in sent:
+            sent["workspacePaths"] = [str(project)]
+        for action in ACTIONS:
+            code = hook_runtime.run([action], stdin=io.StringIO(json.dumps(sent)))
+            out = capsys.readouterr().out
+            assert code == 0
+            assert json.loads(out) == module.nothing(action), (action, sent)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+# ---- install and uninstall, byte for byte ----------------------------------------------------
+
+
+def _tree(*roots: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and directory (None) under the roots."""
+    found: dict[str, bytes | None] = {}
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            found[str(path)] = path.read_bytes() if path.is_file() else None
+    return found
+
+
+@pytest.fixture
+def place(hermetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # no agy on PATH: its file routes, not its CLI
+    project = tmp_path / "project"
+    project.mkdir()
+    (hermetic / ".local" / "share").mkdir(parents=True, exist_ok=True)
+    return project, hermetic
+
+
+@pytest.mark.parametrize("scope", agent_install.SCOPES)
+@pytest.mark.parametrize("name", agents.NAMES)
+def test_install_then_uninstall_leaves_every_file_as_it_was(
+    name: str, scope: str, place: tuple[Path, Path]
+) -> None:
+    project, home = place
+    data = agent_install.data_dir(home)
+    before = _tree(project, home)
+    lines = agent_install.install(name, scope, project, home, "/opt/bin/git-agy-state")
+    assert lines and all(isinstance(line, str) for line in lines)
+    installed = _tree(project, home)
+    created = [Path(p) for p, body in installed.items() if body is not None and p not in before]
+    assert created, f"{name} {scope}: install wrote nothing"
+    assert agent_install.install(name, scope, project, home, "/opt/bin/git-agy-state")
+    assert _tree(project, home) == installed, "a second install changed something"
+    agent_install.uninstall(name, scope, project, home)
+    assert _tree(project, home) == before, f"{name} {scope}: uninstall left something behind"
+
+    # Now with the user's own files where install writes JSON (our data dir aside: it is ours).
+    theirs = [p for p in created if p.suffix == ".json" and data not in p.parents]
+    for number, path in enumerate(theirs):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mine = {"user": {"n": number, "text": "héllo — 你好"}, "list": [1, 2]}
+        path.write_text(json.dumps(mine, indent=4, ensure_ascii=False), encoding="utf-8")
+    seeded = _tree(project, home)
+    agent_install.install(name, scope, project, home, "/opt/bin/git-agy-state")
+    for path in theirs:
+        assert json.loads(path.read_text(encoding="utf-8"))["user"]["text"] == "héllo — 你好"
+    agent_install.uninstall(name, scope, project, home)
+    assert _tree(project, home) == seeded, f"{name} {scope}: the user's files changed"
+
+
+def test_the_committed_hooks_dir_holds_exactly_the_registered_agents() -> None:
+    hooks = Path(__file__).resolve().parent.parent / "hooks"
+    folders = {p.name for p in hooks.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    assert folders == set(agents.NAMES)
+
+
+def test_the_generator_writes_every_registered_agents_plugin(tmp_path: Path) -> None:
+    """`python -m gitstate.usecases.setup.install --write-hooks-dir DIR`, which hooks/generate.py
+    runs on hooks/: one folder per registered agent, its plugin files as they are."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gitstate.usecases.setup.install",
+            "--write-hooks-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout
+    assert {p.name for p in tmp_path.iterdir()} == set(agents.NAMES)
+    for name in agents.NAMES:
+        for rel, text in agent_install.plugin_files(name).items():
+            assert (tmp_path / name / rel).read_text(encoding="utf-8") == text
