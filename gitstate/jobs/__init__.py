@@ -2,6 +2,8 @@
 
 submit.py creates a job and spawns its supervisor; supervise.py is that detached process (queue
 slot, agent attempts, result, record); control.py reads and steers jobs (status, watch, result,
-cancel, cleanup, pending); queue.py is the slot accounting; agents.py the agent CLIs; plan.py the
-prompt; records.py the git side (worktree, branch, record commits); doctor.py doctor and quota.
+cancel, cleanup, pending); queue.py is the slot accounting; agents.py names the agent CLIs'
+adapters (they live in gitstate/agents/, one module per CLI); pending.py the one rule of what
+waits to be harvested; plan.py the prompt; records.py the git side (worktree, branch, record
+commits); doctor.py doctor and quota.
 """
