@@ -1,5 +1,9 @@
 """The state patch ΔΣ: small typed operations applied whole to a Document, or not at all.
 
+Each op is one class holding everything about it: its JSON name and fields, how it applies,
+how it is described. The registry `OPS` is filled as the classes are defined, so an op the
+registry lacks cannot exist, and a name it lacks is a UsageError (docs/format.md, "Patches").
+
 Step numbers refer to next_steps as it was before the patch (so `--done 1 --start 2` means what
 it says); a step can also be named by a unique prefix of its text. The result must validate,
 otherwise PatchError and the input document is untouched (values are immutable anyway).
@@ -9,7 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+from typing import ClassVar, NamedTuple
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
@@ -30,7 +36,7 @@ from gitstate.document.validate import (
     check_result,
     check_text,
 )
-from gitstate.errors import AgyError, InvalidDocument, UsageError
+from gitstate.errors import InvalidDocument, PatchError, UsageError
 
 StepRef = int | str
 
@@ -41,74 +47,261 @@ MAX_TEXT = MAX_BYTES  # the texts of one patch together, in UTF-8 bytes: they mu
 MAX_STEPS = 1000  # steps a step op searches (a valid next_steps holds 5)
 
 
-class PatchError(AgyError):
-    """The patch cannot apply (unknown step, ambiguous match, …): exit 1, nothing changes."""
+# ---- the ops ------------------------------------------------------------------------------
+
+# Every op by its JSON name, in the order the classes are defined (the order `patch --help`
+# and the unknown-op hint list them). Filled by Op.__init_subclass__.
+OPS: dict[str, type[Op]] = {}
 
 
 @dataclass(frozen=True)
-class SetSection:
+class Op(ABC):
+    """One patch operation. Its JSON form is `{"op": NAME, <field>: <value>, …}`, its fields
+    by name: `section` a section key or any language's heading, `step` a step number or text,
+    every other field a string. A subclass without NAME, or with a NAME taken, is refused
+    where it is defined; one that lacks a method below cannot be made (mypy says so too)."""
+
+    NAME: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("NAME")
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"patch op {cls.__name__} has no NAME (its name in JSON)")
+        if name in OPS:
+            raise TypeError(f"patch op {cls.__name__}: {name!r} is {OPS[name].__name__}'s NAME")
+        OPS[name] = cls
+
+    @classmethod
+    @abstractmethod
+    def from_json(cls, read: _Fields) -> Op:
+        """The op from its JSON object's fields; UsageError naming the field that is wrong."""
+
+    @abstractmethod
+    def apply(self, work: _Work) -> str:
+        """Change `work`, or raise PatchError; what was done (with the step's text, which the
+        op alone may not hold) for the snapshot's first line."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """A short phrase for the op alone (Patch.describe)."""
+
+    def as_json(self) -> dict[str, object]:
+        """The op's JSON object: what from_json reads back into an equal op."""
+        return {"op": self.NAME, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+    def texts(self) -> list[str]:
+        """The user's texts the op carries (check_bounds counts them): every string field but
+        the section, which is a key."""
+        values = (getattr(self, f.name) for f in fields(self) if f.name != "section")
+        return [value for value in values if isinstance(value, str)]
+
+
+@dataclass(frozen=True)
+class SetSection(Op):
+    NAME = "set"
     section: str
     text: str
 
+    @classmethod
+    def from_json(cls, read: _Fields) -> SetSection:
+        return cls(read.section(), read.text("text"))
+
+    def apply(self, work: _Work) -> str:
+        lines = _bulleted(self.section, _lines(self.text))
+        if self.section == "next_steps":
+            work.steps = work.new_steps(lines)
+        else:
+            work.bodies[self.section] = lines
+        return self.describe()
+
+    def describe(self) -> str:
+        return f"set {self.section}"
+
 
 @dataclass(frozen=True)
-class AddLine:
+class AddLine(Op):
+    NAME = "add"
     section: str
     text: str
 
+    @classmethod
+    def from_json(cls, read: _Fields) -> AddLine:
+        return cls(read.section(), read.text("text"))
+
+    def apply(self, work: _Work) -> str:
+        lines = _bulleted(self.section, _lines(self.text))
+        if not lines:
+            raise PatchError(f"nothing to add to {self.section}")
+        if self.section == "next_steps":
+            work.steps.extend(work.new_steps(lines))
+        else:
+            work.bodies[self.section].extend(lines)
+        return self.describe()
+
+    def describe(self) -> str:
+        return f"add to {self.section}: {_short(self.text)}"
+
 
 @dataclass(frozen=True)
-class RemoveLine:
+class RemoveLine(Op):
+    NAME = "remove"
     section: str
     match: str
 
+    @classmethod
+    def from_json(cls, read: _Fields) -> RemoveLine:
+        return cls(read.section(), read.text("match"))
+
+    def apply(self, work: _Work) -> str:
+        steps = self.section == "next_steps"
+        lines = [s.line for s in work.steps] if steps else work.bodies[self.section]
+        wanted = self.match.strip()
+        if not wanted:
+            raise PatchError("remove needs text to match")
+        exact = [i for i, line in enumerate(lines) if line.strip() == wanted]
+        hits = exact or [i for i, line in enumerate(lines) if wanted in line]
+        if len(exact) > 1 and len({lines[i] for i in exact}) == 1:
+            # Identical lines: no longer match could single one out, and removing either gives
+            # the same text; take the first.
+            hits = exact[:1]
+        if not hits:
+            raise PatchError(f"no line of {self.section} contains {_shown(self.match)}")
+        if len(hits) > 1:
+            raise PatchError(
+                f"{len(hits)} lines of {self.section} contain {_shown(self.match)}; "
+                "give more of the line"
+            )
+        if steps:
+            del work.steps[hits[0]]
+        else:
+            del work.bodies[self.section][hits[0]]
+        return self.describe()
+
+    def describe(self) -> str:
+        return f"remove from {self.section}: {_short(self.match)}"
+
 
 @dataclass(frozen=True)
-class StartStep:
+class StartStep(Op):
+    NAME = "start"
     step: StepRef
 
+    @classmethod
+    def from_json(cls, read: _Fields) -> StartStep:
+        return cls(read.step())
+
+    def apply(self, work: _Work) -> str:
+        target = work.find(self.step)
+        for step in work.steps:  # at most one step in progress: the others go back to [ ]
+            item = parse_item(step.line)
+            if step is not target and item is not None and item.marker == ">":
+                step.line = Item(item.indent, " ", item.text).render()
+        target.line = _marked(target.line, ">", work.lang)
+        return f"start: {step_text(target.line, work.lang)}"
+
+    def describe(self) -> str:
+        return f"start step {self.step}"
+
 
 @dataclass(frozen=True)
-class PauseStep:
+class PauseStep(Op):
     """Put a step back to `[ ]` (the stop guard's second way out); drops a blocking reason."""
 
+    NAME = "pause"
     step: StepRef
+
+    @classmethod
+    def from_json(cls, read: _Fields) -> PauseStep:
+        return cls(read.step())
+
+    def apply(self, work: _Work) -> str:
+        target = work.find(self.step)
+        target.line = _marked(target.line, " ", work.lang)
+        return f"pause: {step_text(target.line, work.lang)}"
+
+    def describe(self) -> str:
+        return f"pause step {self.step}"
 
 
 @dataclass(frozen=True)
-class FinishStep:
+class FinishStep(Op):
+    NAME = "done"
     step: StepRef
     verify: str
 
+    @classmethod
+    def from_json(cls, read: _Fields) -> FinishStep:
+        return cls(read.step(), read.text("verify"))
+
+    def apply(self, work: _Work) -> str:
+        lang = work.lang
+        target = work.find(self.step)
+        verify = _one_line("a verification", self.verify)
+        work.steps.remove(target)
+        done = work.bodies["done"]
+        done.append(f"- [x] {step_text(target.line, lang)}{lang.verify}{verify}")
+        while len(done) > LINE_LIMIT:
+            dropped = done.pop(0)
+            work.notices.append(
+                f"done was full: dropped its oldest line (it stays in history): {dropped}"
+            )
+        return f"done: {step_text(target.line, lang)}"
+
+    def describe(self) -> str:
+        return f"finish step {self.step}"
+
 
 @dataclass(frozen=True)
-class BlockStep:
+class BlockStep(Op):
+    NAME = "block"
     step: StepRef
     reason: str
 
+    @classmethod
+    def from_json(cls, read: _Fields) -> BlockStep:
+        return cls(read.step(), read.text("reason"))
+
+    def apply(self, work: _Work) -> str:
+        target = work.find(self.step)
+        reason = _one_line("a reason", self.reason)
+        target.line = _marked(target.line, "!", work.lang, reason)
+        return f"block: {step_text(target.line, work.lang)}"
+
+    def describe(self) -> str:
+        return f"block step {self.step}: {_short(self.reason)}"
+
 
 @dataclass(frozen=True)
-class AddStep:
+class AddStep(Op):
+    NAME = "todo"
     text: str
 
+    @classmethod
+    def from_json(cls, read: _Fields) -> AddStep:
+        return cls(read.text("text"))
 
-Op = SetSection | AddLine | RemoveLine | StartStep | PauseStep | FinishStep | BlockStep | AddStep
+    def apply(self, work: _Work) -> str:
+        text = _one_line("a step", self.text)
+        work.steps.extend(work.new_steps([f"- [ ] {text}"]))
+        return f"todo: {text}"
+
+    def describe(self) -> str:
+        return f"add step: {_short(self.text)}"
 
 
-@dataclass(frozen=True)
-class Patch:
+class Patch(NamedTuple):
     ops: tuple[Op, ...]
 
     def describe(self) -> str:
         """A one-line summary for the snapshot's commit message."""
-        return "; ".join(_describe(op) for op in self.ops)
+        return "; ".join(op.describe() for op in self.ops)
 
 
-@dataclass(frozen=True)
-class Applied:
+class Applied(NamedTuple):
     document: Document
     changed: tuple[str, ...]  # section keys that changed
-    notices: tuple[str, ...] = field(default=())  # things the user should hear (a dropped line)
+    notices: tuple[str, ...] = ()  # things the user should hear (a dropped line)
     summary: str = ""  # what the patch did, with step texts: the snapshot's first line
 
 
@@ -187,14 +380,42 @@ def from_json(data: str) -> Patch:
         raise UsageError('a patch is {"ops": [...]} with at least one op')
     if len(ops) > MAX_OPS:
         raise UsageError(f"a patch holds at most {MAX_OPS} ops, not {len(ops)}")
-    return Patch(tuple(_op_from_json(i, op) for i, op in enumerate(ops, start=1)))
+    return Patch(tuple(op_from_json(i, op) for i, op in enumerate(ops, start=1)))
 
 
-def _text_field(index: int, op: dict[str, object], name: str) -> str:
-    value = op.get(name)
-    if not isinstance(value, str):
-        raise UsageError(f"op {index} ({op.get('op')}): {name!r} must be a string")
-    return _encodable(f"op {index} ({op.get('op')}): {name!r}", value)
+def op_from_json(index: int, op: object) -> Op:
+    """The `index`th op of a patch from its JSON object, by its `op` name."""
+    if not isinstance(op, dict):
+        raise UsageError(f"op {index} is not an object")
+    kind = op.get("op")
+    cls = OPS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise UsageError(f"op {index}: unknown op {_shown(kind)}", hint="ops: " + ", ".join(OPS))
+    return cls.from_json(_Fields(index, op))
+
+
+class _Fields:
+    """The fields of one op's JSON object, each checked as it is read; a message names the op
+    by its place in the patch and its name."""
+
+    def __init__(self, index: int, op: dict[str, object]) -> None:
+        self.op = op
+        self.where = f"op {index} ({op.get('op')})"
+
+    def text(self, name: str) -> str:
+        value = self.op.get(name)
+        if not isinstance(value, str):
+            raise UsageError(f"{self.where}: {name!r} must be a string")
+        return _encodable(f"{self.where}: {name!r}", value)
+
+    def section(self) -> str:
+        return section_key(self.text("section"))
+
+    def step(self) -> StepRef:
+        value = self.op.get("step")
+        if isinstance(value, str):
+            _encodable(f"{self.where}: 'step'", value)
+        return step_ref(value)
 
 
 def _encodable(what: str, value: str) -> str:
@@ -210,58 +431,14 @@ def _encodable(what: str, value: str) -> str:
     return value
 
 
-def _step_field(index: int, op: dict[str, object]) -> StepRef:
-    value = op.get("step")
-    if isinstance(value, str):
-        _encodable(f"op {index} ({op.get('op')}): 'step'", value)
-    return step_ref(value)
-
-
-def _op_from_json(index: int, op: object) -> Op:
-    if not isinstance(op, dict):
-        raise UsageError(f"op {index} is not an object")
-    kind = op.get("op")
-    if kind == "set":
-        return SetSection(
-            section_key(_text_field(index, op, "section")), _text_field(index, op, "text")
-        )
-    if kind == "add":
-        return AddLine(
-            section_key(_text_field(index, op, "section")), _text_field(index, op, "text")
-        )
-    if kind == "remove":
-        return RemoveLine(
-            section_key(_text_field(index, op, "section")), _text_field(index, op, "match")
-        )
-    if kind == "start":
-        return StartStep(_step_field(index, op))
-    if kind == "pause":
-        return PauseStep(_step_field(index, op))
-    if kind == "done":
-        return FinishStep(_step_field(index, op), _text_field(index, op, "verify"))
-    if kind == "block":
-        return BlockStep(_step_field(index, op), _text_field(index, op, "reason"))
-    if kind == "todo":
-        return AddStep(_text_field(index, op, "text"))
-    raise UsageError(
-        f"op {index}: unknown op {_shown(kind)}",
-        hint="ops: set, add, remove, start, pause, done, block, todo",
-    )
-
-
 def check_bounds(patch: Patch) -> None:
     """UsageError when the patch is bigger than any patch can usefully be: more than MAX_OPS
     ops, or texts that together could not fit in a document."""
     if len(patch.ops) > MAX_OPS:
         raise UsageError(f"a patch holds at most {MAX_OPS} ops, not {len(patch.ops)}")
-    total = 0
-    for op in patch.ops:
-        for value in (getattr(op, name, None) for name in ("text", "match", "verify", "reason")):
-            if isinstance(value, str):
-                total += len(value.encode("utf-8", "surrogatepass"))
-        step = getattr(op, "step", None)
-        if isinstance(step, str):
-            total += len(step.encode("utf-8", "surrogatepass"))
+    total = sum(
+        len(text.encode("utf-8", "surrogatepass")) for op in patch.ops for text in op.texts()
+    )
     if total > MAX_TEXT:
         raise UsageError(
             f"the patch's texts come to {total} bytes, more than a STATE.md may hold (1 MiB)"
@@ -271,12 +448,16 @@ def check_bounds(patch: Patch) -> None:
 # ---- applying ----------------------------------------------------------------------------
 
 
-@dataclass
 class _Step:
-    # A step's number for this patch: its place in next_steps before the patch; steps the
-    # patch adds continue the count (so `--todo a --todo b --start 1` on an empty list works).
-    origin: int
-    line: str
+    """A step line being patched (mutable scratch, so not a record type)."""
+
+    __slots__ = ("line", "origin")
+
+    def __init__(self, origin: int, line: str) -> None:
+        # The step's number for this patch: its place in next_steps before the patch; steps the
+        # patch adds continue the count (so `--todo a --todo b --start 1` on an empty list works).
+        self.origin = origin
+        self.line = line
 
 
 class _Work:
@@ -287,7 +468,6 @@ class _Work:
         self.bodies: dict[str, list[str]] = {k: list(doc.section(k)) for k in KEYS}
         self.steps = [_Step(i, line) for i, line in enumerate(doc.steps(), start=1)]
         self.notices: list[str] = []
-        self.summary: list[str] = []
         self.original_count = len(self.steps)
         self.next_origin = self.original_count + 1
 
@@ -332,6 +512,15 @@ class _Work:
         for key in KEYS:
             doc = doc.with_section(key, self.bodies[key])
         return doc
+
+
+def _marked(line: str, marker: str, lang: Language, reason: str | None = None) -> str:
+    """A step line with `marker` (`>`, ` ` or `!`): its blocking reason dropped, `reason`
+    appended when given; a line that is not an item yet becomes one."""
+    item = parse_item(line)
+    body, _ = cut_suffix(item.text if item else line.strip(), lang.reason)
+    text = body.rstrip() if reason is None else f"{body.rstrip()}{lang.reason}{reason}"
+    return Item(item.indent if item else "", marker, text).render()
 
 
 def _bulleted(key: str, lines: list[str]) -> list[str]:
@@ -380,70 +569,7 @@ def apply(doc: Document, patch: Patch, user: Language | None = None) -> Applied:
     stored: the byte limit and UTF-8 too, not only the rules of the text."""
     check_bounds(patch)
     work = _Work(doc)
-    lang = work.lang
-    for op in patch.ops:
-        if isinstance(op, SetSection | AddLine | RemoveLine):
-            work.summary.append(_describe(op))
-        if isinstance(op, SetSection):
-            lines = _bulleted(op.section, _lines(op.text))
-            if op.section == "next_steps":
-                work.steps = work.new_steps(lines)
-            else:
-                work.bodies[op.section] = lines
-        elif isinstance(op, AddLine):
-            lines = _bulleted(op.section, _lines(op.text))
-            if not lines:
-                raise PatchError(f"nothing to add to {op.section}")
-            if op.section == "next_steps":
-                work.steps.extend(work.new_steps(lines))
-            else:
-                work.bodies[op.section].extend(lines)
-        elif isinstance(op, RemoveLine):
-            _remove(work, op)
-        elif isinstance(op, AddStep):
-            text = _one_line("a step", op.text)
-            work.steps.extend(work.new_steps([f"- [ ] {text}"]))
-            work.summary.append(f"todo: {text}")
-        elif isinstance(op, StartStep):
-            target = work.find(op.step)
-            for step in work.steps:
-                item = parse_item(step.line)
-                if step is not target and item is not None and item.marker == ">":
-                    step.line = Item(item.indent, " ", item.text).render()
-            item = parse_item(target.line)
-            indent = item.indent if item else ""
-            body = item.text if item else target.line.strip()
-            body, _ = cut_suffix(body, lang.reason)
-            target.line = Item(indent, ">", body.rstrip()).render()
-            work.summary.append(f"start: {step_text(target.line, lang)}")
-        elif isinstance(op, PauseStep):
-            target = work.find(op.step)
-            item = parse_item(target.line)
-            body = item.text if item else target.line.strip()
-            body, _ = cut_suffix(body, lang.reason)
-            target.line = Item(item.indent if item else "", " ", body.rstrip()).render()
-            work.summary.append(f"pause: {step_text(target.line, lang)}")
-        elif isinstance(op, BlockStep):
-            target = work.find(op.step)
-            reason = _one_line("a reason", op.reason)
-            item = parse_item(target.line)
-            body = item.text if item else target.line.strip()
-            body, _ = cut_suffix(body, lang.reason)
-            indent = item.indent if item else ""
-            target.line = Item(indent, "!", f"{body.rstrip()}{lang.reason}{reason}").render()
-            work.summary.append(f"block: {step_text(target.line, lang)}")
-        elif isinstance(op, FinishStep):
-            target = work.find(op.step)
-            verify = _one_line("a verification", op.verify)
-            work.steps.remove(target)
-            done = work.bodies["done"]
-            done.append(f"- [x] {step_text(target.line, lang)}{lang.verify}{verify}")
-            work.summary.append(f"done: {step_text(target.line, lang)}")
-            while len(done) > LINE_LIMIT:
-                dropped = done.pop(0)
-                work.notices.append(
-                    f"done was full: dropped its oldest line (it stays in history): {dropped}"
-                )
+    summary = [op.apply(work) for op in patch.ops]
     result = work.document(doc)
     report = check_result(render(result), user)  # messages in the user's language
     if not report.valid and not _shrinks_only(doc, report.errors):
@@ -452,7 +578,7 @@ def apply(doc: Document, patch: Patch, user: Language | None = None) -> Applied:
             report.errors,
             hint="a patch must leave a valid document (git agy-state check shows the rules)",
         )
-    return Applied(result, result.changed_keys(doc), tuple(work.notices), "; ".join(work.summary))
+    return Applied(result, result.changed_keys(doc), tuple(work.notices), "; ".join(summary))
 
 
 def _shrinks_only(before: Document, errors: tuple[Problem, ...]) -> bool:
@@ -470,53 +596,13 @@ def _shrinks_only(before: Document, errors: tuple[Problem, ...]) -> bool:
     return True
 
 
-def _remove(work: _Work, op: RemoveLine) -> None:
-    lines = [s.line for s in work.steps] if op.section == "next_steps" else work.bodies[op.section]
-    wanted = op.match.strip()
-    if not wanted:
-        raise PatchError("remove needs text to match")
-    exact = [i for i, line in enumerate(lines) if line.strip() == wanted]
-    hits = exact or [i for i, line in enumerate(lines) if wanted in line]
-    if len(exact) > 1 and len({lines[i] for i in exact}) == 1:
-        # Identical lines: no longer match could single one out, and removing either gives the
-        # same text; take the first.
-        hits = exact[:1]
-    if not hits:
-        raise PatchError(f"no line of {op.section} contains {_shown(op.match)}")
-    if len(hits) > 1:
-        raise PatchError(
-            f"{len(hits)} lines of {op.section} contain {_shown(op.match)}; give more of the line"
-        )
-    if op.section == "next_steps":
-        del work.steps[hits[0]]
-    else:
-        del work.bodies[op.section][hits[0]]
-
-
-def _describe(op: Op) -> str:
-    if isinstance(op, SetSection):
-        return f"set {op.section}"
-    if isinstance(op, AddLine):
-        return f"add to {op.section}: {_short(op.text)}"
-    if isinstance(op, RemoveLine):
-        return f"remove from {op.section}: {_short(op.match)}"
-    if isinstance(op, StartStep):
-        return f"start step {op.step}"
-    if isinstance(op, PauseStep):
-        return f"pause step {op.step}"
-    if isinstance(op, FinishStep):
-        return f"finish step {op.step}"
-    if isinstance(op, BlockStep):
-        return f"block step {op.step}: {_short(op.reason)}"
-    return f"add step: {_short(op.text)}"
-
-
 def _short(text: str, width: int = 48) -> str:
     one = " ".join(text.split())
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
 __all__ = [
+    "OPS",
     "AddLine",
     "AddStep",
     "Applied",
@@ -533,6 +619,7 @@ __all__ = [
     "apply",
     "check_bounds",
     "from_json",
+    "op_from_json",
     "section_key",
     "step_ref",
 ]
