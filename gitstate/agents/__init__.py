@@ -97,6 +97,14 @@ def job_kinds() -> tuple[str, ...]:
     return tuple(module.NAME for module in REGISTERED if module.JOB is not None)
 
 
+def job_kind_of(command: str) -> str:
+    """The job adapter a command is taken for when `agy.agentKind` is not set: the agent whose
+    name its file name begins with (`/opt/bin/claude-2` is claude), else the first (agy)."""
+    name = command.rsplit("/", 1)[-1]
+    kinds = job_kinds()
+    return next((kind for kind in kinds if name.startswith(kind)), kinds[0])
+
+
 def job_adapter(kind: str) -> JobAdapter:
     """How a job runs the agent `kind`; a usage error when it has no job adapter."""
     module = BY_NAME.get(kind)

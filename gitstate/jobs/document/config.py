@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Callable
 from typing import NamedTuple
 
+from gitstate import agents
 from gitstate.errors import UsageError
 
 DURATION_RE = re.compile(r"^(\d+)(s|m|h)$")
@@ -20,7 +21,7 @@ _UNITS = {"s": 1, "m": 60, "h": 3600}
 
 class JobConfig(NamedTuple):
     agent: tuple[str, ...]  # agy.agent, split as a shell would
-    kind: str  # "agy" or "claude": which adapter speaks to it
+    kind: str  # which job adapter speaks to it (gitstate/agents/: agents.job_kinds())
     max_concurrent: int
     queue_timeout: float  # seconds
     max_retries: int
@@ -58,9 +59,9 @@ def load(get: Callable[[str], str | None]) -> JobConfig:
         raise UsageError(f"agy.agent is {raw_agent!r}: {exc}") from None
     if not agent:
         raise UsageError("agy.agent is empty", hint="git config agy.agent agy")
-    kind = get("agy.agentKind") or _kind_of(agent[0])
-    if kind not in ("agy", "claude"):
-        raise UsageError(f"agy.agentKind is {kind!r}", hint="agy or claude")
+    kind = get("agy.agentKind") or agents.job_kind_of(agent[0])
+    if kind not in agents.job_kinds():
+        raise UsageError(f"agy.agentKind is {kind!r}", hint=" or ".join(agents.job_kinds()))
     timeout = get("agy.timeout") or "30m"
     parse_duration(timeout, "agy.timeout")
     return JobConfig(
@@ -75,11 +76,6 @@ def load(get: Callable[[str], str | None]) -> JobConfig:
         timeout=timeout,
         grace=parse_duration(get("agy.timeoutGrace") or "60s", "agy.timeoutGrace"),
     )
-
-
-def _kind_of(command: str) -> str:
-    name = command.rsplit("/", 1)[-1]
-    return "claude" if name.startswith("claude") else "agy"
 
 
 def _int(get: Callable[[str], str | None], key: str, default: int, minimum: int) -> int:
