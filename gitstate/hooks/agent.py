@@ -120,9 +120,6 @@ class Hook:
         return agents.project_dir_of(self.payload, os.environ) or os.getcwd()
 
 
-detect_agent = agents.detect_agent
-
-
 def read_payload(stream: TextIO | None) -> dict[str, Any] | None:
     """The JSON payload on stdin; None when there is none; {} when it is broken (as the peer)."""
     if stream is None or stream.closed:
@@ -441,8 +438,6 @@ def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
 
 def _save_if_dirty(hook: Hook, layout: Layout, data: bytes) -> str | None:
     """Save unsaved edits of a valid view (nothing lost, no turn spent); a refusal is a reason."""
-    from gitstate.storage import view
-
     if view.status(layout, data) == "clean":
         return None
     from gitstate.errors import SecretFound, WorkAtRisk
