@@ -16,10 +16,10 @@ from gitstate.document import language as lang_mod
 from gitstate.document.language import Language
 from gitstate.document.model import MAX_BYTES, Document, parse
 from gitstate.document.validate import LIMIT_CODES, Report, check_bytes, decode
-from gitstate.errors import Failure, InvalidDocument, NotARepository
+from gitstate.errors import Failure, InvalidDocument
+from gitstate.storage import discovery, graph, view
 from gitstate.storage import lock as lock_mod
-from gitstate.storage import view
-from gitstate.storage.layout import Layout, discover
+from gitstate.storage.layout import Layout
 
 if TYPE_CHECKING:
     from gitstate.storage.snapshots import Store
@@ -47,30 +47,8 @@ class Workspace:
 
     @classmethod
     def open(cls, start: Path | str | None = None) -> Workspace:
-        layout = discover(start)
-        if layout is not None and not (layout.gitdir / "HEAD").exists():
-            # A .git file (or GIT_DIR) naming no git dir: git stops there too, and so do we.
-            raise NotARepository(
-                f"not a git repository: {layout.gitdir}",
-                hint=f"{layout.workdir or 'GIT_DIR'} names a git dir that does not exist; "
-                "git worktree repair fixes a moved worktree",
-            )
-        if layout is None:
-            import pygit2
-
-            from gitstate.storage.snapshots import Store
-
-            found = pygit2.discover_repository(str(start or os.getcwd()))
-            if found is None:
-                raise NotARepository(
-                    "not a git repository (or any of the parent directories)",
-                    hint="run git agy-state inside a git work tree (git init creates one)",
-                )
-            repo = pygit2.Repository(found)
-            workdir = Path(repo.workdir) if repo.workdir else None
-            layout = Layout.from_dirs(Path(repo.path), workdir)
-            return cls(layout, Store(layout, repo))
-        return cls(layout)
+        layout, store = discovery.find(start)
+        return cls(layout, store)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -154,8 +132,6 @@ class Workspace:
         record = view.read_record(self.layout)
         if record is None or record.ref != self.layout.state_ref:
             return None
-        try:
-            self.store.repo[record.snapshot]
-        except (KeyError, ValueError):
+        if not graph.has_object(self.store, record.snapshot):
             return None
         return record.snapshot

@@ -110,6 +110,24 @@ def uncommitted(path: Path) -> list[str]:
     return sorted(p for p, flags in status.items() if not flags & pygit2.GIT_STATUS_IGNORED)
 
 
+def tracked_changes(workdir: Path) -> list[str]:
+    """Tracked files with uncommitted changes in a work tree (untracked and ignored aside);
+    [] when it cannot be read as a repository."""
+    try:
+        status = pygit2.Repository(str(workdir)).status(untracked_files="no")
+    except (pygit2.GitError, TypeError):
+        return []
+    return [p for p, flags in status.items() if not flags & pygit2.GIT_STATUS_IGNORED]
+
+
+def worktree_head(path: str | None) -> str | None:
+    """The commit HEAD names in the work tree at `path`; None when there is none to name."""
+    try:
+        return str(pygit2.Repository(path).head.target)
+    except Exception:  # no path, no repository there, an unborn HEAD: no tip to report
+        return None
+
+
 def remove_worktree(store: Store, job_id: str, force: bool) -> bool:
     """Remove the worktree and its directory; refuses (5) to drop uncommitted work unless
     `force`. Returns False when there was nothing to remove."""
@@ -150,6 +168,16 @@ def merged(store: Store, job_id: str) -> bool:
         return False
     head = str(repo.head.target)
     return head == tip or bool(repo.descendant_of(head, tip))
+
+
+def delete_chain(store: Store, job_id: str) -> bool:
+    """Drop the job worktree's own state chain (refs/agy/wt/<id>/state), as a submission that
+    failed half-way leaves it; False when there is none."""
+    seeded = store.repo.references.get(f"refs/agy/wt/{job_id}/state")
+    if seeded is None:
+        return False
+    seeded.delete()
+    return True
 
 
 def delete_branch(store: Store, job_id: str) -> bool:

@@ -15,8 +15,6 @@ import subprocess
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import pygit2
-
 from gitstate.document.language import counted
 from gitstate.errors import AgentMissing, Failure, NotFinished, UsageError
 from gitstate.jobs.document import config as config_mod
@@ -297,11 +295,7 @@ def _spawn(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: Path) -> 
 def _dirty_warning(layout: Layout, base: str) -> tuple[str, ...]:
     if layout.workdir is None:
         return ()
-    try:
-        status = pygit2.Repository(str(layout.workdir)).status(untracked_files="no")
-    except (pygit2.GitError, TypeError):
-        return ()
-    dirty = [p for p, flags in status.items() if not flags & pygit2.GIT_STATUS_IGNORED]
+    dirty = records.tracked_changes(layout.workdir)
     if not dirty:
         return ()
     return (
@@ -338,9 +332,7 @@ def _roll_back(store: Store, job: JobFiles, no_worktree: bool) -> None:
         with contextlib.suppress(Exception):
             records.remove_worktree(store, job.id, force=True)
             records.delete_branch(store, job.id)
-            seeded = store.repo.references.get(f"refs/agy/wt/{job.id}/state")
-            if seeded is not None:
-                seeded.delete()
+            records.delete_chain(store, job.id)
     shutil.rmtree(job.dir, ignore_errors=True)
 
 

@@ -256,12 +256,7 @@ class Supervisor:
     def _tip(self, meta: Meta) -> str | None:
         if meta.get("branch"):
             return records.branch_tip(self.store, self.job.id)
-        try:
-            import pygit2
-
-            return str(pygit2.Repository(meta["worktree"]).head.target)
-        except Exception:
-            return None
+        return records.worktree_head(meta.get("worktree"))
 
 
 def _schema_failed(attempt: Attempt) -> bool:

@@ -17,7 +17,7 @@ from gitstate.errors import Failure, NotFound
 from gitstate.memory.document import files
 from gitstate.memory.storage import cache as memory_cache
 from gitstate.memory.storage.layout import MEMORY_REF, BrainLayout
-from gitstate.storage import private
+from gitstate.storage import graph, private
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store, compose_message, parse_trailers
 
@@ -144,7 +144,7 @@ class Brain:
         return {path: self.blob(blob) for path, blob in self.listing(commit).items()}
 
     def commit_time(self, commit: str) -> int:
-        return int(self.repo[commit].peel(pygit2.Commit).commit_time)
+        return graph.commit_time(self.store, commit)
 
     def first_parents(self, commit: str | None, limit: int = 100_000) -> list[str]:
         """The commit and its first-parent ancestors, newest first."""
@@ -157,11 +157,27 @@ class Brain:
         return found
 
     def merge_base(self, a: str, b: str) -> str | None:
-        base = self.repo.merge_base(a, b)
-        return str(base) if base else None
+        return graph.merge_base(self.store, a, b)
 
     def descendant_of(self, commit: str, ancestor: str) -> bool:
-        return bool(self.repo.descendant_of(commit, ancestor))
+        return graph.is_descendant(self.store, commit, ancestor)
+
+    def entry_id(self, commit: str, name: str) -> str | None:
+        """The id of the entry `name` at the top of the commit's tree (a file or a folder)."""
+        tree = self.repo[commit].peel(pygit2.Tree)
+        return str(tree[name].id) if name in tree else None
+
+    def folder(self, commit: str, name: str) -> dict[str, str]:
+        """entry name -> id of what the top-level folder `name` holds ({} when it is no folder)."""
+        found = self.entry_id(commit, name)
+        sub = self.repo[found] if found is not None else None
+        if not isinstance(sub, pygit2.Tree):
+            return {}
+        return {entry.name or "": str(entry.id) for entry in sub}
+
+    def remote_names(self) -> list[str]:
+        """The brain's configured remotes."""
+        return [name for name in self.repo.remotes.names() if name]
 
     # ---- writing --------------------------------------------------------------------------
 

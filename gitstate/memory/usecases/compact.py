@@ -11,8 +11,6 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
-import pygit2
-
 from gitstate.document.language import counted
 from gitstate.errors import NotFound, UsageError
 from gitstate.memory.document import compaction, files
@@ -37,16 +35,6 @@ class Compacted(NamedTuple):
         }
 
 
-def _subtree(brain: Brain, commit: str, name: str) -> dict[str, str]:
-    tree = brain.repo[commit].peel(pygit2.Tree)
-    if name not in tree:
-        return {}
-    sub = brain.repo[tree[name].id]
-    if not isinstance(sub, pygit2.Tree):
-        return {}
-    return {entry.name or "": str(entry.id) for entry in sub}
-
-
 def history(brain: Brain, tip: str, now: float) -> History:
     memory = brain.text(tip, files.MEMORY_FILE) or ""
     alive = set(memory.split("\n"))
@@ -59,17 +47,16 @@ def history(brain: Brain, tip: str, now: float) -> History:
     for index, commit in enumerate(chain):
         when = brain.commit_time(commit)
         reached = when
-        tree = brain.repo[commit].peel(pygit2.Tree)
-        blob = str(tree[files.MEMORY_FILE].id) if files.MEMORY_FILE in tree else None
+        blob = brain.entry_id(commit, files.MEMORY_FILE)
         if blob != last_blob:
             text = brain.text(commit, files.MEMORY_FILE) or ""
             alive &= set(text.split("\n"))
             last_blob = blob
         for line in alive:
             since[line] = when
-        mine = _subtree(brain, commit, files.PROJECTS_DIR)
+        mine = brain.folder(commit, files.PROJECTS_DIR)
         parent = (
-            _subtree(brain, chain[index + 1], files.PROJECTS_DIR) if index + 1 < len(chain) else {}
+            brain.folder(chain[index + 1], files.PROJECTS_DIR) if index + 1 < len(chain) else {}
         )
         for entry, blob_id in mine.items():
             if parent.get(entry) != blob_id and entry.endswith(".md"):

@@ -61,7 +61,7 @@ class MemorySynced(NamedTuple):
 
 def choose_remote(brain: Brain, given: str | None) -> tuple[str, str]:
     """(what git is given, a name for refs/agy-remotes/<name>/memory); remembers a new one."""
-    names = [n for n in brain.repo.remotes.names() if n]
+    names = brain.remote_names()
     value = given if given else brain.config(REMOTE_KEY)
     if not value:
         raise UsageError(

@@ -12,13 +12,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-import pygit2
-
 from gitstate.document.language import counted
 from gitstate.document.validate import check_bytes
 from gitstate.errors import AgyError, BrokenRef, InvalidDocument, from_os_error
-from gitstate.storage import gitcli, githooks, view
-from gitstate.storage.snapshots import STALE_REF_LOCK_SECONDS
+from gitstate.storage import gitcli, githooks, objects, view
+from gitstate.storage.refs import STALE_REF_LOCK_SECONDS
 from gitstate.usecases.state import history
 from gitstate.usecases.sync import carry
 from gitstate.usecases.workspace import Workspace
@@ -61,14 +59,14 @@ def _guarded(name: str, run: Callable[[], list[Check]]) -> list[Check]:
     except OSError as exc:
         error = from_os_error(exc)
         return [Check(name, FAIL, error.message, error.hint)]
-    except (KeyError, ValueError, pygit2.GitError) as exc:
+    except objects.READ_ERRORS as exc:
         return [Check(name, FAIL, f"cannot be checked: {exc}", "git fsck --full")]
 
 
 def _git_command() -> Check:
     if shutil.which("git") is None:
         return Check("git", FAIL, "git is not on PATH", "sync, hooks and jobs need the git command")
-    return Check("git", OK, "git found; libgit2 " + pygit2.LIBGIT2_VERSION)
+    return Check("git", OK, "git found; libgit2 " + objects.library_version())
 
 
 CHAIN_PREFIXES = ("refs/agy/",)
@@ -78,7 +76,7 @@ AGY_PREFIXES = ("refs/agy/", "refs/agy-remotes/", "refs/notes/agy", "refs/tags/c
 def agy_refs(ws: Workspace) -> list[str]:
     """Every agy ref name, also those libgit2 will not list: a loose ref file that is not a ref
     (garbage) is skipped by its iterator, so the ref folders are read too."""
-    names = {r for r in ws.store.repo.references if r.startswith(AGY_PREFIXES)}
+    names = set(objects.ref_names(ws.store, AGY_PREFIXES))
     common = ws.layout.commondir
     for folder in ("refs/agy", "refs/agy-remotes", "refs/notes", "refs/tags"):
         root = common / folder
@@ -126,7 +124,7 @@ def _chains(ws: Workspace) -> list[Check]:
         except BrokenRef as exc:
             problems.insert(0, exc.message.removeprefix(f"{ref} "))
             hint = exc.hint or hint
-        except (KeyError, ValueError, pygit2.GitError) as exc:
+        except objects.READ_ERRORS as exc:
             problems.append(f"cannot read the chain: {exc}")
         log = ws.layout.commondir / "logs" / ref
         if not log.exists():
@@ -173,30 +171,28 @@ def _other_refs(ws: Workspace) -> list[Check]:
 
 
 def _checkpoint_ref(store: Store, ref: str) -> None:
-    found = store.reference(ref)  # unreadable: BrokenRef
+    found = objects.ref_target(store, ref)  # unreadable: BrokenRef
     if found is None:
         return
-    if found.type == pygit2.enums.ReferenceType.SYMBOLIC:
+    if found.symbolic:
         raise BrokenRef(
             ref,
             f"{ref} is a symbolic ref (to {found.target}), not a tag",
             hint=f"drop it: git update-ref --no-deref -d {ref}",
         )
-    obj = store.repo.get(found.target)
+    obj = objects.describe(store, found.target)
     if obj is None:
         raise BrokenRef(
             ref,
-            f"{ref} points at {str(found.target)[:12]}, which is missing from this repository",
+            f"{ref} points at {found.target[:12]}, which is missing from this repository",
             hint=f"drop the tag: git tag -d {ref.removeprefix('refs/tags/')}",
         )
-    try:
-        obj.peel(pygit2.Commit)
-    except (pygit2.GitError, ValueError):
+    if obj.commit is None:
         raise BrokenRef(
             ref,
-            f"{ref} points at {obj.type_str} {str(obj.id)[:12]}, not a commit or a tag of one",
+            f"{ref} points at {obj.kind} {obj.id[:12]}, not a commit or a tag of one",
             hint=f"drop the tag: git tag -d {ref.removeprefix('refs/tags/')}",
-        ) from None
+        )
 
 
 def _view(ws: Workspace) -> Check:
@@ -348,7 +344,7 @@ def _remote(ws: Workspace) -> Check:
             "git agy-state remote setup REMOTE (git remote -v lists them)",
         )
     pushed = f"refs/agy-remotes/{team}/users/{user}/state"
-    seen = ws.store.repo.references.get(pushed) is not None
+    seen = objects.ref_exists(ws.store, pushed)
     return Check(
         "remote",
         OK,

@@ -10,7 +10,7 @@ import re
 from typing import NamedTuple
 
 from gitstate.errors import Failure, NotFound, WorkAtRisk
-from gitstate.storage import view
+from gitstate.storage import objects, view
 from gitstate.usecases.state import chain, finish
 from gitstate.usecases.state.finish import ARCHIVE_PREFIX, goal_of, slug
 from gitstate.usecases.state.writer import Written, save
@@ -59,9 +59,7 @@ def archive(ws: Workspace) -> Closed:
 def archives(ws: Workspace) -> list[Archive]:
     """Every archived task, newest first."""
     found = []
-    for name in ws.store.repo.references:
-        if not name.startswith(ARCHIVE_PREFIX):
-            continue
+    for name in objects.ref_names(ws.store, (ARCHIVE_PREFIX,)):
         tip = ws.store.tip(name)
         if tip is None:
             continue

@@ -11,6 +11,7 @@ import subprocess
 
 from gitstate.document.patch import Patch, SetSection
 from gitstate.document.validate import LINE_LIMIT
+from gitstate.storage import objects
 from gitstate.storage.gitcli import clean_env
 from gitstate.usecases.state import patch as patch_uc
 from gitstate.usecases.state.chain import task_base
@@ -33,7 +34,7 @@ def format_lines(name_status: str, limit: int = LINE_LIMIT) -> list[str]:
 
 
 def diff_since(ws: Workspace, base: str | None) -> str:
-    start = base or str(ws.store.repo.TreeBuilder().write())  # the empty tree
+    start = base or objects.empty_tree(ws.store)
     proc = subprocess.run(
         ["git", "diff", "--name-status", "-M", start, "HEAD", "--"],
         cwd=ws.layout.workdir,

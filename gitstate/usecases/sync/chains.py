@@ -1,4 +1,4 @@
-"""Writing what sync decided: adopt, fast-forward or merge a state chain (pygit2).
+"""Writing what sync decided: adopt, fast-forward or merge a state chain.
 
 Imported only when a chain must move, so a sync with nothing to merge never loads pygit2.
 The merge commit has both parents; its document comes from gitstate.document.merge against
@@ -7,12 +7,11 @@ the merge base; an archive on one side meets edits on the other as docs/phase-an
 
 from __future__ import annotations
 
-import pygit2
-
 from gitstate.document.language import KEYS
 from gitstate.document.merge import merge_documents
 from gitstate.document.model import MAX_BYTES, Document, render, template
 from gitstate.errors import WorkAtRisk
+from gitstate.storage import graph
 from gitstate.storage.snapshots import Store, compose_message
 from gitstate.usecases.state import chain as state
 from gitstate.usecases.state.chain import now_stamp
@@ -26,8 +25,7 @@ def _doc(ws: Workspace, commit: str | None) -> Document | None:
 
 def _newer(store: Store, a: str, b: str) -> bool:
     """Is b's commit newer than a's? (Ties: not newer; the local side wins.)"""
-    repo = store.repo
-    return bool(repo[b].peel(pygit2.Commit).commit_time > repo[a].peel(pygit2.Commit).commit_time)
+    return graph.commit_time(store, b) > graph.commit_time(store, a)
 
 
 def _merge_commit(
@@ -36,8 +34,7 @@ def _merge_commit(
     """A merge commit of two diverged chains; (commit, conflicts, over_limit)."""
 
     store = ws.store
-    base_id = store.repo.merge_base(local, remote)
-    base = str(base_id) if base_id else None
+    base = graph.merge_base(store, local, remote)
     ours, theirs = _doc(ws, local), _doc(ws, remote)
     theirs_newer = _newer(store, local, remote)
     phase = store.snapshot(remote if theirs_newer else local).phase
@@ -128,9 +125,9 @@ def merge_chain(ws: Workspace, local_ref: str, remote: str, source: str) -> Chai
             continue
         if local == remote:
             return ChainResult(local_ref, "up-to-date", local)
-        if store.repo.descendant_of(local, remote):
+        if graph.is_descendant(store, local, remote):
             return ChainResult(local_ref, "ahead", local)
-        if store.repo.descendant_of(remote, local):
+        if graph.is_descendant(store, remote, local):
             if store.compare_and_swap(local_ref, local, remote, f"agy-state sync: {source}"):
                 return ChainResult(local_ref, "fast-forward", remote)
             continue

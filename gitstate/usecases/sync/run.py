@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gitstate.errors import Failure, NotFound, UsageError, WorkAtRisk
-from gitstate.storage import gitcli, remote_url, view
+from gitstate.storage import gitcli, graph, multivar, remote_url, view
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.layout import Layout
 from gitstate.usecases.sync import carry
@@ -205,9 +205,9 @@ def merge_notes(ws: Workspace, name: str, listing: dict[str, str], skipped: dict
     store = ws.store
     with lock_mod.held(ws.layout.commondir / "agy" / "decisions.lock"):
         local = store.tip(DECISIONS_REF)
-        if local == remote or (local and store.repo.descendant_of(local, remote)):
+        if local == remote or (local and graph.is_descendant(store, local, remote)):
             result = "up-to-date"
-        elif local is None or store.repo.descendant_of(remote, local):
+        elif local is None or graph.is_descendant(store, remote, local):
             if not store.compare_and_swap(DECISIONS_REF, local, remote, "agy-state sync: notes"):
                 raise WorkAtRisk("the decision notes moved during sync; try again")
             result = "fast-forward"
@@ -532,16 +532,10 @@ def setup(ws: Workspace, remote_arg: str | None) -> list[str]:
     remote, name = choose_remote(ws, remote_arg)
     if remote != name:
         raise UsageError("remote setup needs a configured remote", hint="git remote add NAME URL")
-    config = ws.store.repo.config
     key = f"remote.{remote}.fetch"
-    try:
-        current = [str(v) for v in config.get_multivar(key)]
-    except KeyError:
-        current = []
     done = []
     for spec in fetch_specs(name)[:2]:
-        if spec not in current:
-            config.set_multivar(key, "^$", spec)
+        if multivar.add(ws.store, key, spec):
             done.append(f"added {key} {spec}")
     if ws.store.config_value(carry.AGY_REMOTE) != remote:
         ws.store.set_config(carry.AGY_REMOTE, remote)
