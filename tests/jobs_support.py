@@ -6,8 +6,7 @@ import json
 import os
 import stat
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -85,17 +84,3 @@ def meta(repo: Repo, job_id: str) -> dict[str, Any]:
     value = json.loads(path.read_text())
     assert isinstance(value, dict)
     return value
-
-
-def until(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    """Poll `check` until it returns something truthy (waiting on other processes)."""
-    deadline = time.monotonic() + timeout
-    delay = 0.01
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)

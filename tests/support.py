@@ -1,17 +1,33 @@
-"""Shared test material: sample documents and a real-subprocess runner for the tool."""
+"""Shared test material: sample documents, a real-subprocess runner for the tool, and the one
+way a test waits for another process (poll a condition, bounded; never a bare sleep)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# Generous on purpose: these bounds catch a hang, never slowness (a loaded machine, a coverage
+# run); a test that passes waits only as long as its condition takes.
+WAIT = 60.0
+TOOL_TIMEOUT = 300.0
 
 
 def run_tool(
-    *args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None
+    *args: str,
+    cwd: Path,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = TOOL_TIMEOUT,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the tool as a real subprocess (`python -m gitstate`)."""
+    """Run the tool as a real subprocess (`python -m gitstate`); a hang past `timeout` raises
+    subprocess.TimeoutExpired and fails the test."""
     return subprocess.run(
         [sys.executable, "-m", "gitstate", *args],
         cwd=cwd,
@@ -19,8 +35,37 @@ def run_tool(
         text=True,
         input=input,
         env={**os.environ, **(env or {})},
+        timeout=timeout,
         check=False,
     )
+
+
+def wait_until(
+    probe: Callable[[], T],
+    *,
+    timeout: float = WAIT,
+    what: str | None = None,
+    proc: subprocess.Popen[Any] | None = None,
+    max_delay: float = 0.1,
+) -> T:
+    """Poll `probe` with a short backoff until it returns something truthy, and return that.
+
+    Fails after `timeout` seconds, or as soon as `proc` (the process expected to bring the
+    condition about) has exited. `max_delay` caps the pause between polls, for a test that
+    must act within milliseconds of the condition."""
+    deadline = time.monotonic() + timeout
+    delay = min(0.005, max_delay)
+    while True:
+        value = probe()
+        if value:
+            return value
+        waited_for = what or getattr(probe, "__name__", "a condition")
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the process exited ({proc.returncode}) before {waited_for}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up after {timeout:.0f}s waiting for {waited_for}")
+        time.sleep(delay)
+        delay = min(delay * 2, max_delay)
 
 
 ZH_TW_SAMPLE = """\

@@ -11,13 +11,12 @@ import os
 import stat
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from conftest import Repo
+from support import wait_until
 
 from gitstate.storage.githooks import HOOKS, MARKER, PREV_SUFFIX, by_hand, script
 from gitstate.usecases.sync.carry import agy_user, user_slug
@@ -27,7 +26,6 @@ ZERO = "0" * 40
 EMAIL = "Dev.Person@Example.COM"
 USER = "dev.person-example.com"  # user_slug(EMAIL); GIT_AUTHOR_EMAIL (author@…) must not win
 STATE_ON_REMOTE = f"refs/agy/users/{USER}/state"
-T = TypeVar("T")
 
 
 # ---- driving git ----------------------------------------------------------------------------
@@ -54,20 +52,6 @@ def git(
 def commit_all(cwd: Path, message: str = "work") -> subprocess.CompletedProcess[str]:
     git(cwd, "add", "-A", ".")
     return git(cwd, "commit", "-q", "-m", message)
-
-
-def wait_until(probe: Callable[[], T], timeout: float = 20.0) -> T:
-    """Poll with a short backoff until `probe` returns something truthy (the background send)."""
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up after {timeout:.0f}s waiting for {probe.__name__}")
-        time.sleep(delay)
-        delay = min(delay * 1.5, 0.2)
 
 
 def refs_of(path: Path) -> dict[str, str]:

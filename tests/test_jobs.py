@@ -12,7 +12,8 @@ from typing import Any
 
 import pygit2
 from conftest import Repo
-from jobs_support import Agents, agents, finish, jobs_repo, meta, run_json, submit, until
+from jobs_support import Agents, agents, finish, jobs_repo, meta, run_json, submit
+from support import wait_until
 
 from gitstate.jobs.usecases import lifecycle
 from gitstate.storage.layout import discover
@@ -259,14 +260,14 @@ class TestFeedback:
 class TestCancelAndFaults:
     def test_cancel_ends_the_agents_process_group(self, jobs_repo: Repo, cli: Any) -> None:
         job = submit(cli, "@fake sleep 30\n@fake child")["job_id"]
-        pgid = until(lambda: meta(jobs_repo, job).get("pid_agent"), what="the agent")
-        until(lambda: _group_size(pgid) >= 2, what="the agent's child")
+        pgid = wait_until(lambda: meta(jobs_repo, job).get("pid_agent"), what="the agent")
+        wait_until(lambda: _group_size(pgid) >= 2, what="the agent's child")
         body = run_json(cli, "job", "cancel", job)
         assert body["state"] == "cancelled" and body["was"] == "running" and body["agent_ended"]
         assert not lifecycle.group_alive(pgid)
         [row] = finish(cli, job)
         assert row["state"] == "cancelled"
-        until(lambda: not _supervisor_alive(jobs_repo, job), what="the supervisor to exit")
+        wait_until(lambda: not _supervisor_alive(jobs_repo, job), what="the supervisor to exit")
         assert meta(jobs_repo, job)["state"] == "cancelled"  # the ending round did not overwrite it
         result = cli("job", "result", job, "--json")
         assert result.exit_code == 0 and json.loads(result.stdout)["state"] == "cancelled"
@@ -281,7 +282,7 @@ class TestCancelAndFaults:
         assert run_json(cli, "job", "cancel", second)["was"] == "queued"
         run_json(cli, "job", "cancel", first)
         assert {r["state"] for r in finish(cli, first, second)} == {"cancelled"}
-        until(lambda: not _supervisor_alive(jobs_repo, second), what="the waiting supervisor")
+        wait_until(lambda: not _supervisor_alive(jobs_repo, second), what="the waiting supervisor")
         assert all("never runs" not in s["argv"][3] for s in agents.starts())
 
     def test_end_group_escalates_to_sigkill(self) -> None:
@@ -296,9 +297,9 @@ class TestCancelAndFaults:
 
     def test_killed_supervisor_reads_as_interrupted(self, jobs_repo: Repo, cli: Any) -> None:
         job = submit(cli, "@fake sleep 30")["job_id"]
-        pgid = until(lambda: meta(jobs_repo, job).get("pid_agent"), what="the agent")
+        pgid = wait_until(lambda: meta(jobs_repo, job).get("pid_agent"), what="the agent")
         os.kill(meta(jobs_repo, job)["pid_supervisor"], signal.SIGKILL)
-        until(lambda: not _supervisor_alive(jobs_repo, job), what="the lock to be free")
+        wait_until(lambda: not _supervisor_alive(jobs_repo, job), what="the lock to be free")
         assert meta(jobs_repo, job)["state"] == "running"  # nobody has looked yet
         assert _stop_guard(jobs_repo).returncode == 2  # the hook already sees it as finished
         status = run_json(cli, "job", "status", job)
@@ -313,7 +314,7 @@ class TestCancelAndFaults:
     ) -> None:
         job = submit(cli)["job_id"]
         finish(cli, job)
-        until(lambda: not _supervisor_alive(jobs_repo, job), what="the supervisor to exit")
+        wait_until(lambda: not _supervisor_alive(jobs_repo, job), what="the supervisor to exit")
         path = jobs_repo.path / ".git" / "agy" / "jobs" / job / "meta.json"
         crashed = {**meta(jobs_repo, job), "state": "running", "finished_at": None}
         path.write_text(json.dumps(crashed))  # as if killed between result.json and meta.json

@@ -8,7 +8,8 @@ import signal
 from typing import Any
 
 from conftest import Repo
-from jobs_support import Agents, agents, finish, jobs_repo, meta, submit, until
+from jobs_support import Agents, agents, finish, jobs_repo, meta, submit
+from support import wait_until
 
 from gitstate.jobs.storage import doorbell
 from gitstate.jobs.storage import files as jobfiles
@@ -54,7 +55,7 @@ def test_a_killed_supervisor_frees_its_slot(jobs_repo: Repo, agents: Agents, cli
     jobs_repo.git("config", "agy.maxConcurrent", "1")
     first = submit(cli, "@fake sleep 30")["job_id"]
     second = submit(cli, "next")["job_id"]
-    pgid = until(lambda: meta(jobs_repo, first).get("pid_agent"), what="the first agent")
+    pgid = wait_until(lambda: meta(jobs_repo, first).get("pid_agent"), what="the first agent")
     assert meta(jobs_repo, second)["state"] == "queued"
     os.kill(meta(jobs_repo, first)["pid_supervisor"], signal.SIGKILL)
     # nobody reads the first job: the waiting supervisor notices the death itself (pidfd)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from test_git_hooks import wait_until
+from support import wait_until
 
 EMAIL = "dev@example.com"
 USER = "dev-example.com"

@@ -6,26 +6,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from conftest import Repo
+from support import wait_until
 
 from gitstate.errors import NotFound, WorkAtRisk
 from gitstate.storage import lock, maintenance, view
 from gitstate.storage.layout import Layout, discover
 from gitstate.storage.snapshots import Store, compose_message, parse_trailers
-
-
-def wait_for(condition: object, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    delay = 0.005
-    while not condition():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
 
 
 class TestLayout:
@@ -247,5 +237,5 @@ class TestMaintenance:
         def packed() -> bool:
             return any((layout.commondir / "objects" / "pack").glob("*.pack"))
 
-        wait_for(packed, timeout=30)
+        wait_until(packed, timeout=30)
         assert repo.git("rev-parse", "refs/agy/state").strip() == parent[0]

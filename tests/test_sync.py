@@ -17,14 +17,13 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from support import wait_until
 
 EMAIL = "Dev.Person@Example.COM"
 USER = "dev.person-example.com"  # the slug of EMAIL
@@ -34,7 +33,6 @@ ON_REMOTE = f"refs/agy/users/{USER}/state"
 SYNC_KEYS = {"remote", "user", "chains", "notes", "received", "clashes", "pushed", "view", "rounds"}
 CHAIN_KEYS = {"ref", "action", "commit", "conflicts", "over_limit"}
 HEX7 = "[0-9a-f]{7}"
-T = TypeVar("T")
 
 
 # ---- machines and a remote --------------------------------------------------------------------
@@ -203,19 +201,6 @@ def content_lines(text: str) -> list[str]:
     return [
         line for line in text.splitlines() if line.strip() and not line.startswith(("# ", "## "))
     ]
-
-
-def wait_until(probe: Callable[[], T], timeout: float = 20.0) -> T:
-    deadline = time.monotonic() + timeout
-    delay = 0.01
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up after {timeout:.0f}s waiting for {probe.__name__}")
-        time.sleep(delay)
-        delay = min(delay * 1.5, 0.1)
 
 
 # ---- 1. first push ----------------------------------------------------------------------------
