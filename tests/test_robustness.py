@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 import pygit2
 import pytest
 from conftest import Repo
-from support import EN_SAMPLE, run_tool
+from support import EN_SAMPLE, run_tool, wait_until
 
 from gitstate.document.model import Document, parse
 from gitstate.document.patch import AddLine, Patch, apply
@@ -34,7 +33,6 @@ from gitstate.usecases.state import writer as state_uc
 from gitstate.usecases.workspace import Workspace
 
 STATE_REF = "refs/agy/state"
-DEADLINE = 30.0  # seconds; a bound on polling loops, never a sleep
 
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -131,17 +129,6 @@ def ref_moved(repo: Repo, since: str | None) -> bool:
     return repo.ref() != since
 
 
-def wait_for(condition: Callable[[], bool], what: str, proc: subprocess.Popen[Any]) -> None:
-    """Poll (no fixed sleep) until `condition` holds; fail early if `proc` died."""
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        if proc.poll() is not None:
-            raise AssertionError(f"driver exited ({proc.returncode}) before {what}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.002)
-
-
 # ---- 1. concurrency: real processes racing -----------------------------------------------
 
 # A driver: imports the tool once, says it is ready, waits for the starting gun, then runs the
@@ -189,7 +176,7 @@ def race(tmp_path: Path, cwd: Path, plans: list[list[list[str]]]) -> list[list[d
         )
     try:
         for proc, flag in zip(procs, ready, strict=True):
-            wait_for(flag.exists, "the driver is ready", proc)
+            wait_until(flag.exists, what="the driver to be ready", proc=proc)
         go.touch()
         results = []
         for proc in procs:
@@ -452,7 +439,9 @@ def test_kill_9_at_random_moments_leaves_a_sound_chain(
                 stderr=err,
             )
             try:
-                wait_for(partial(ref_moved, repo, before), f"a first snapshot in {where}", proc)
+                # Polled tightly: the kill is meant to land within milliseconds of it.
+                first = partial(ref_moved, repo, before)
+                wait_until(first, what=f"a first snapshot in {where}", proc=proc, max_delay=0.002)
                 # Kill at a random moment: soon after the first snapshot or a few dozen later.
                 time.sleep(rng.uniform(0, 0.02 + 0.03 * round_))
                 os.kill(proc.pid, signal.SIGKILL)
@@ -477,12 +466,11 @@ def test_kill_9_at_random_moments_leaves_a_sound_chain(
         assert checked.exit_code == 0, (where, checked.output)
 
         # A fresh process right after the kill: no stale lock or temp file stands in its way.
-        # (A ref lock left by a writer killed inside libgit2's update is waited out: ~2 s.)
+        # (A ref lock left by a writer killed inside libgit2's update is waited out: ~2 s; a
+        # hang fails on run_tool's timeout.)
         stale_ref_lock = lock.exists()
-        began = time.monotonic()
         after = run_tool("patch", "--set", f"failed_attempts=after kill {round_}", cwd=repo.path)
         assert after.returncode == 0, (where, stale_ref_lock, after.stdout, after.stderr)
-        assert time.monotonic() - began < (10 if stale_ref_lock else 5), where
         tip = repo.ref()
         assert tip is not None
         assert parents(repo, tip)[0] in chain(repo)
@@ -498,16 +486,14 @@ def test_a_ref_lock_left_by_a_killed_writer_does_not_block_the_next_patch(
     repo: Repo, cli: Any
 ) -> None:
     """A writer killed inside libgit2's ref update leaves `refs/agy/state.lock`; nothing
-    alive holds it. The next patch waits it out (bounded) and then succeeds."""
+    alive holds it. The next patch waits it out (bounded: a hang fails on run_tool's timeout) and
+    then succeeds."""
     seed(cli)
     tip = repo.ref()
     lock = repo.path / ".git" / (STATE_REF + ".lock")
     lock.write_text(f"{tip}\n")  # just now: as fresh as a kill can leave it
-    began = time.monotonic()
     result = run_tool("patch", "--set", "goal=after the kill", cwd=repo.path)
-    took = time.monotonic() - began
     assert result.returncode == 0, result.stderr
-    assert took < 10
     assert not lock.exists()
     assert parents(repo, repo.ref()) == [tip]
     assert doc_at(repo, STATE_REF).section("goal") == ("after the kill",)
