@@ -3,7 +3,7 @@ histories; the merge by session block and by section; size never refuses a merge
 
 from __future__ import annotations
 
-import os
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,6 @@ from memory_support import as_json, brain_file, brain_git, ok, tip
 
 from gitstate.memory.document import files
 from gitstate.memory.document.sessions import parse_log
-from gitstate.memory.usecases import sync as memory_sync
 from gitstate.memory.usecases import write as memory_write
 
 ROOT = "904ee2ece6ba66623eb6031c329c02bb1e4b8a27"
@@ -78,9 +77,24 @@ class TestRemote:
         assert brains.sync(brains.a, "backup")["pushed"] is True
         assert brains.remote_tip() == tip(brains.a)
 
-    def test_an_unreachable_remote_fails_cleanly(self, brains: Brains, tmp_path: Path) -> None:
-        result = brains.run(brains.a, "sync", str(tmp_path / "missing.git"))
+    @pytest.mark.parametrize("url", ["{tmp}/missing.git", "file://{tmp}/missing.git"])
+    def test_an_unreachable_remote_fails_cleanly(
+        self, brains: Brains, tmp_path: Path, url: str
+    ) -> None:
+        result = brains.run(brains.a, "sync", url.format(tmp=tmp_path))
         assert result.exit_code == 1 and result.stderr.startswith("error: git fetch")
+
+    def test_a_remote_that_refuses_the_push_fails_cleanly(self, brains: Brains) -> None:
+        ok(brains.run(brains.a, "add", "--layer", "knowledge", "kept at home"))
+        hook = brains.remote / "hooks" / "pre-receive"
+        hook.write_text("#!/bin/sh\necho 'no brains here' >&2\nexit 1\n")
+        hook.chmod(0o755)
+        mine = tip(brains.a)
+        result = brains.run(brains.a, "sync", str(brains.remote))
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"error: {brains.remote} refused refs/agy/memory")
+        assert tip(brains.a) == mine  # nothing lost at home
+        assert brain_git("for-each-ref", brain=brains.remote) == ""
 
 
 class TestBothWays:
@@ -202,40 +216,29 @@ class TestSize:
 
 
 class TestRace:
-    def test_a_push_that_loses_a_race_fetches_and_merges_again(
-        self, brains: Brains, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
+    def test_a_push_that_loses_a_race_fetches_and_merges_again(self, brains: Brains) -> None:
         a, b = brains.a, brains.b
         ok(brains.run(a, "add", "--layer", "knowledge", "base"))
         brains.sync(a, str(brains.remote))
         brains.sync(b, str(brains.remote))
         ok(brains.run(b, "add", "--layer", "knowledge", "B pushed meanwhile"))
         ok(brains.run(a, "add", "--layer", "knowledge", "A's own"))
-        real_fetch = memory_sync.fetch
-        calls: list[int] = []
-
-        def fetch_then_someone_pushes(brain: Any, remote: str, name: str) -> str:
-            ref = real_fetch(brain, remote, name)
-            if not calls:  # B's push lands between A's fetch and A's push
-                env = {k: v for k, v in os.environ.items() if k != "AGY_BRAIN"}
-                subprocess.run(
-                    [
-                        "git",
-                        "--git-dir",
-                        str(b),
-                        "push",
-                        "-q",
-                        str(brains.remote),
-                        "refs/agy/memory",
-                    ],
-                    check=True,
-                    env=env,
-                )
-            calls.append(1)
-            return ref
-
-        monkeypatch.setattr(memory_sync, "fetch", fetch_then_someone_pushes)
-        done = brains.sync(a)
+        # B's push lands between A's fetch and A's push: the remote, as A's brain reaches it,
+        # serves A's fetch, then (once) takes B's push before that fetch ends.
+        marker = brains.remote.parent / "b-pushed"
+        serve = brains.remote.parent / "upload-pack-then-b-pushes"
+        push = f"git --git-dir={shlex.quote(str(b))} push -q {shlex.quote(str(brains.remote))}"
+        serve.write_text(
+            "#!/bin/sh\n"
+            'git upload-pack "$@" || exit\n'
+            f"[ -e {shlex.quote(str(marker))} ] && exit 0\n"
+            f": > {shlex.quote(str(marker))}\n"
+            f"unset GIT_DIR GIT_PROTOCOL; {push} refs/agy/memory >&2\n"
+        )
+        serve.chmod(0o755)
+        brain_git("remote", "add", "shared", str(brains.remote), brain=a)
+        brain_git("config", "remote.shared.uploadpack", str(serve), brain=a)
+        done = brains.sync(a, "shared")
         assert done["rounds"] == 2 and done["pushed"] is True
         memory = brain_file("MEMORY.md", brain=a)
         assert "B pushed meanwhile" in memory and "A's own" in memory
