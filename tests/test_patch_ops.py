@@ -79,7 +79,7 @@ def _subclasses(cls: type) -> set[type]:
 def test_the_registry_holds_every_op_class_by_its_json_name() -> None:
     assert set(OPS.values()) == _subclasses(Op)
     assert all(name == cls.NAME for name, cls in OPS.items())
-    # The order `patch --help`, docs/format.md and the unknown-op hint list them in.
+    # The order the unknown-op hint lists them in (the order the classes are defined).
     assert list(OPS) == ["set", "add", "remove", "start", "pause", "done", "block", "todo"]
 
 
