@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         messages: dict[str, str]
 
 else:
-    # No `typing` at run time: the agent hooks import this module on every turn (see layout.py).
+    # No `typing` at run time: the agent hooks import this module on every turn (see storage/layout.py).
     _Fields = namedtuple(
         "_Fields", "code headings title_prefix verify reason list_separator messages"
     )

@@ -1,7 +1,7 @@
 """The agent phase machine (docs/phase-and-checkpoints.md): seven phases, the legal moves, the three-fixes rule.
 
 Pure: plain strings and tuples in, plain values out; no git, no I/O. The use case
-(usecases/phase.py) reads the snapshot history and turns it into `Fact`s, newest first.
+(usecases/state/phase.py) reads the snapshot history and turns it into `Fact`s, newest first.
 """
 
 from __future__ import annotations
