@@ -15,8 +15,11 @@ from typing import Any
 
 import pytest
 from conftest import Repo
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import fragment
 
-from gitstate.document.language import EN
+from gitstate.document.language import EN, KEYS, LANGUAGES
 from gitstate.document.model import render, template
 from gitstate.document.patch import (
     OPS,
@@ -102,6 +105,33 @@ def test_json_to_op_to_json_round_trips(name: str) -> None:
     assert op_from_json(1, data) == op
     assert op.as_json() == data
     assert from_json(json.dumps({"ops": [op.as_json()]})) == Patch((op,))
+
+
+# Any well-formed op's JSON, by the field rules of Op: sections as keys or headings, steps as
+# numbers or text, everything else any text (spaces, newlines and CJK included).
+_sections = st.sampled_from(KEYS) | st.sampled_from(
+    [h for lang in LANGUAGES.values() for h in lang.headings]
+)
+_steps = st.integers(1, 10**6) | fragment.filter(lambda text: not text.isdecimal())
+_values = {"section": _sections, "step": _steps}
+
+
+@st.composite
+def op_json(draw: st.DrawFn) -> dict[str, object]:
+    name = draw(st.sampled_from(list(SAMPLES)))
+    data, _ = SAMPLES[name]
+    return {
+        "op": name,
+        **{field: draw(_values.get(field, st.text())) for field in data if field != "op"},
+    }
+
+
+@given(op_json())
+def test_any_op_read_from_json_survives_as_json(data: dict[str, object]) -> None:
+    op = op_from_json(1, data)
+    assert type(op) is OPS[str(data["op"])]
+    assert op_from_json(1, op.as_json()) == op
+    assert json.loads(json.dumps(op.as_json())) == op.as_json()
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
