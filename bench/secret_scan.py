@@ -34,17 +34,15 @@ import random  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
+from timing import Sample, in_process, interleaved, timed_run  # noqa: E402
+
 from bench import (  # noqa: E402
     Row,
-    Sample,
     document_text,
-    in_process,
-    interleaved,
     progress,
     sealed_env,
     table,
     timed_row,
-    timed_run,
     us,
 )
 from gitstate import secrets  # noqa: E402
