@@ -31,9 +31,9 @@ class Brain:
 
     def __init__(self, layout: BrainLayout, repo: pygit2.Repository) -> None:
         self.layout = layout
-        self.repo = repo
+        self._repo = repo
         path = Path(layout.path)
-        self.store = Store(Layout(None, path, path, None), repo)
+        self._store = Store(Layout(None, path, path, None), repo)
         private.tighten(path, private.DIR_MODE)  # a brain an older version made 0755
 
     # ---- opening --------------------------------------------------------------------------
@@ -74,10 +74,10 @@ class Brain:
             None, brain.root_commit(), "agy-state memory: init"
         ):
             created = True
-        if brain.repo.head_is_unborn and brain.tip() is not None:
+        if brain._repo.head_is_unborn and brain.tip() is not None:
             # Plain `git --git-dir=<brain> log` then shows the memory.
             with private.Umask():
-                brain.repo.references.create("HEAD", MEMORY_REF, force=True)
+                brain._repo.references.create("HEAD", MEMORY_REF, force=True)
         return brain, created
 
     def root_commit(self) -> str:
@@ -87,17 +87,17 @@ class Brain:
         signature = pygit2.Signature(*ROOT_AUTHOR, ROOT_TIME, 0)
         message = compose_message(ROOT_SUBJECT, [(files.FORMAT_TRAILER, files.FORMAT_VERSION)])
         with private.Umask():
-            oid = self.repo.create_commit(None, signature, signature, message, tree, [])
+            oid = self._repo.create_commit(None, signature, signature, message, tree, [])
         return str(oid)
 
     # ---- reading --------------------------------------------------------------------------
 
     def tip(self, ref: str = MEMORY_REF) -> str | None:
-        return self.store.tip(ref)
+        return self._store.tip(ref)
 
     def check_format(self, commit: str) -> None:
         """Refuse a brain written by a newer, incompatible version of the tool."""
-        message = self.repo[commit].peel(pygit2.Commit).message
+        message = self._repo[commit].peel(pygit2.Commit).message
         version = parse_trailers(message).get(files.FORMAT_TRAILER, files.FORMAT_VERSION)
         if version.isdigit() and int(version) > int(files.FORMAT_VERSION):
             raise Failure(
@@ -111,29 +111,29 @@ class Brain:
         if commit is None:
             return {}
         found: dict[str, str] = {}
-        stack: list[tuple[str, pygit2.Tree]] = [("", self.repo[commit].peel(pygit2.Tree))]
+        stack: list[tuple[str, pygit2.Tree]] = [("", self._repo[commit].peel(pygit2.Tree))]
         while stack:
             prefix, tree = stack.pop()
             for entry in tree:
                 path = prefix + (entry.name or "")
                 if entry.type_str == "tree":
-                    stack.append((path + "/", self.repo[entry.id].peel(pygit2.Tree)))
+                    stack.append((path + "/", self._repo[entry.id].peel(pygit2.Tree)))
                 elif entry.type_str == "blob":
                     found[path] = str(entry.id)
         return found
 
     def blob(self, blob_id: str) -> bytes:
-        return bytes(self.repo[blob_id].peel(pygit2.Blob).data)
+        return bytes(self._repo[blob_id].peel(pygit2.Blob).data)
 
     def read(self, commit: str | None, path: str) -> bytes | None:
         if commit is None:
             return None
-        tree = self.repo[commit].peel(pygit2.Tree)
+        tree = self._repo[commit].peel(pygit2.Tree)
         try:
             entry = tree[path]
         except KeyError:
             return None
-        obj = self.repo[entry.id]
+        obj = self._repo[entry.id]
         return bytes(obj.data) if isinstance(obj, pygit2.Blob) else None
 
     def text(self, commit: str | None, path: str) -> str | None:
@@ -144,7 +144,7 @@ class Brain:
         return {path: self.blob(blob) for path, blob in self.listing(commit).items()}
 
     def commit_time(self, commit: str) -> int:
-        return graph.commit_time(self.store, commit)
+        return graph.commit_time(self._store, commit)
 
     def first_parents(self, commit: str | None, limit: int = 100_000) -> list[str]:
         """The commit and its first-parent ancestors, newest first."""
@@ -152,32 +152,32 @@ class Brain:
         current = commit
         while current is not None and len(found) < limit:
             found.append(current)
-            parents = self.repo[current].peel(pygit2.Commit).parent_ids
+            parents = self._repo[current].peel(pygit2.Commit).parent_ids
             current = str(parents[0]) if parents else None
         return found
 
     def merge_base(self, a: str, b: str) -> str | None:
-        return graph.merge_base(self.store, a, b)
+        return graph.merge_base(self._store, a, b)
 
     def descendant_of(self, commit: str, ancestor: str) -> bool:
-        return graph.is_descendant(self.store, commit, ancestor)
+        return graph.is_descendant(self._store, commit, ancestor)
 
     def entry_id(self, commit: str, name: str) -> str | None:
         """The id of the entry `name` at the top of the commit's tree (a file or a folder)."""
-        tree = self.repo[commit].peel(pygit2.Tree)
+        tree = self._repo[commit].peel(pygit2.Tree)
         return str(tree[name].id) if name in tree else None
 
     def folder(self, commit: str, name: str) -> dict[str, str]:
         """entry name -> id of what the top-level folder `name` holds ({} when it is no folder)."""
         found = self.entry_id(commit, name)
-        sub = self.repo[found] if found is not None else None
+        sub = self._repo[found] if found is not None else None
         if not isinstance(sub, pygit2.Tree):
             return {}
         return {entry.name or "": str(entry.id) for entry in sub}
 
     def remote_names(self) -> list[str]:
         """The brain's configured remotes."""
-        return [name for name in self.repo.remotes.names() if name]
+        return [name for name in self._repo.remotes.names() if name]
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -188,15 +188,15 @@ class Brain:
     def _write_tree(self, parent: str | None, changes: dict[str, bytes | None]) -> pygit2.Oid:
         index = pygit2.Index()
         if parent is not None:
-            index.read_tree(self.repo[parent].peel(pygit2.Tree))
+            index.read_tree(self._repo[parent].peel(pygit2.Tree))
         for path, data in sorted(changes.items()):
             if data is None:
                 if path in index:
                     index.remove(path)
                 continue
-            blob = self.repo.create_blob(data)
+            blob = self._repo.create_blob(data)
             index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
-        return index.write_tree(self.repo)
+        return index.write_tree(self._repo)
 
     def commit(
         self,
@@ -207,17 +207,17 @@ class Brain:
     ) -> str:
         """A commit of `base`'s tree with `changes` (None deletes a path); no ref moves."""
         tree = self._tree(base, changes)
-        author = self.store.signature("AUTHOR")
-        committer = self.store.signature("COMMITTER")
+        author = self._store.signature("AUTHOR")
+        committer = self._store.signature("COMMITTER")
         with private.Umask():
-            return str(self.repo.create_commit(None, author, committer, message, tree, parents))
+            return str(self._repo.create_commit(None, author, committer, message, tree, parents))
 
     def tree_id(self, commit: str) -> str:
-        return str(self.repo[commit].peel(pygit2.Commit).tree_id)
+        return str(self._repo[commit].peel(pygit2.Commit).tree_id)
 
     def compare_and_swap(self, expected: str | None, new: str, reason: str) -> bool:
         with private.Umask():  # the ref file and its reflog
-            return self.store.compare_and_swap(MEMORY_REF, expected, new, reason)
+            return self._store.compare_and_swap(MEMORY_REF, expected, new, reason)
 
     def refresh_cache(self) -> str | None:
         """Bring the plain-text cache to the tip (the agent hook reads it)."""
@@ -231,11 +231,11 @@ class Brain:
     # ---- config ---------------------------------------------------------------------------
 
     def config(self, key: str) -> str | None:
-        return self.store.config_value(key)
+        return self._store.config_value(key)
 
     def set_config(self, key: str, value: str) -> None:
         with private.Umask():
-            self.store.set_config(key, value)
+            self._store.set_config(key, value)
 
 
 def _repository(path: Path) -> pygit2.Repository:
