@@ -21,7 +21,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
+from timing import WARMUP, Sample, Timing, in_process, interleaved, timed_run, timing
 
 from gitstate.document.language import KEYS
 from gitstate.document.model import Document, render
@@ -51,7 +51,6 @@ SHORT_CHAIN = 20
 HOOK_CHAIN_FULL, HOOK_CHAIN_QUICK, HOOK_CHAIN_SHORT = 100_000, 5_000, 10
 NO_SUCH_PID = 4_194_303  # above Linux's pid_max default: never a running process
 LOG_LIMIT = 20
-WARMUP = 2
 
 
 @dataclass(frozen=True)
@@ -199,79 +198,6 @@ def new_repo(env: dict[str, str], path: Path) -> Path:
     git(env, path, "init", "-q", "-b", "main")
     git(env, path, "commit", "-q", "--allow-empty", "-m", "first")
     return path
-
-
-Sample = tuple[float, float | None]  # (wall seconds, CPU seconds of the child or None)
-
-
-def timed_run(argv: list[str], cwd: Path, env: dict[str, str], stdin: Path | None = None) -> Sample:
-    """Wall time of one process (stdout discarded), and the CPU time it used; a failure ends
-    the benchmark with the process's stderr. `stdin` is a file fed to the process."""
-    with tempfile.TemporaryFile() as err, open(stdin or os.devnull, "rb") as feed:
-        start = time.perf_counter()
-        proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=feed, stdout=subprocess.DEVNULL,
-            stderr=err,
-        )  # fmt: skip
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        if proc.returncode != 0:
-            err.seek(0)
-            message = err.read().decode(errors="replace")
-            raise SystemExit(
-                f"{' '.join(argv)} failed in {cwd} (exit {proc.returncode}):\n{message}"
-            )
-    return elapsed, usage.ru_utime + usage.ru_stime
-
-
-def in_process(func: Callable[[], object]) -> Sample:
-    start = time.perf_counter()
-    func()
-    return time.perf_counter() - start, None
-
-
-# ---- measuring --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Timing:
-    samples: tuple[float, ...]  # wall seconds
-    cpu: tuple[float, ...] = ()  # CPU seconds of subprocesses; empty for in-process timings
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def min(self) -> float:
-        return min(self.samples)
-
-    @property
-    def cpu_median(self) -> float | None:
-        return statistics.median(self.cpu) if self.cpu else None
-
-
-def timing(samples: list[Sample]) -> Timing:
-    cpu = [c for _, c in samples if c is not None]
-    return Timing(tuple(w for w, _ in samples), tuple(cpu) if len(cpu) == len(samples) else ())
-
-
-def interleaved(
-    baseline: Callable[[], Sample], subject: Callable[[], Sample], reps: int
-) -> tuple[Timing, Timing]:
-    """Alternate the two, flipping the order every repetition; returns (subject, baseline)."""
-    base: list[Sample] = []
-    subj: list[Sample] = []
-    for i in range(WARMUP + reps):
-        if i % 2 == 0:
-            b, s = baseline(), subject()
-        else:
-            s, b = subject(), baseline()
-        if i >= WARMUP:
-            base.append(b)
-            subj.append(s)
-    return timing(subj), timing(base)
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
+from timing import alternate
 
 import bench
 from gitstate.jobs.usecases import control, submit
@@ -187,25 +187,6 @@ def _seconds(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
 
 
-Sample = tuple[float, list[tuple[str, float, int]]]
-
-
-def interleaved(
-    baseline: Callable[[], Sample], subject: Callable[[], Sample], reps: int, warmup: int
-) -> tuple[list[Sample], list[Sample]]:
-    subj: list[Sample] = []
-    base: list[Sample] = []
-    for i in range(warmup + reps):
-        if i % 2 == 0:
-            b, s = baseline(), subject()
-        else:
-            s, b = subject(), baseline()
-        if i >= warmup:
-            subj.append(s)
-            base.append(b)
-    return subj, base
-
-
 # ---- report -----------------------------------------------------------------------------
 
 
@@ -249,18 +230,18 @@ def cli_run_rows(root: Path, env: dict[str, str], reps: int) -> Row:
     layout = new_repo(root, "repo-cli", 1)
     cwd = layout.workdir
     assert cwd is not None
-    ours: list[float] = []
-    base: list[float] = []
-    for i in range(reps + 2):
-        pair = [
-            (ours, [*CLI, "job", "run", "--text", f"cli {i}"]),
-            (base, [sys.executable, "-c", "import pygit2"]),
-        ]
-        for sink, argv in pair if i % 2 == 0 else reversed(pair):
-            t = time.perf_counter()
-            subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True)
-            if i >= 2:
-                sink.append(time.perf_counter() - t)
+    calls = itertools.count()
+
+    def timed(argv: list[str]) -> float:
+        t = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True)
+        return time.perf_counter() - t
+
+    ours, base = alternate(
+        lambda: timed([sys.executable, "-c", "import pygit2"]),
+        lambda: timed([*CLI, "job", "run", "--text", f"cli {next(calls)}"]),
+        reps,
+    )
     ids = [m["id"] for m in control.list_jobs(layout)]
     control.watch(layout, ids, interval=60.0, timeout=600.0)
     agent_log()
@@ -289,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         runs.submit_times.clear()
 
         progress(f"row 1: {plan.jobs} jobs, {SLOTS} slots, {plan.reps} pair(s)")
-        subj, base = interleaved(
+        subj, base = alternate(
             lambda: Runs.bare(plan.jobs, SLOTS),
             lambda: runs.runtime(plan.jobs, SLOTS),
             plan.reps,
@@ -310,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
 
         progress(f"row 2: hand-off, {plan.chain} jobs in one slot, {plan.reps} pair(s)")
         runs.slot_handoffs.clear()
-        subj, base = interleaved(
+        subj, base = alternate(
             lambda: Runs.bare(plan.chain, 1),
             lambda: runs.runtime(plan.chain, 1),
             plan.reps,

@@ -22,20 +22,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from timing import Sample, Timing, in_process, interleaved, timed_run
+
 from bench import (
     CLI,
     Row,
-    Sample,
-    Timing,
-    in_process,
-    interleaved,
     machine_line,
     progress,
     seal_this_process,
     sealed_env,
     table,
     timed_row,
-    timed_run,
     us,
 )
 from gitstate.memory.document import files, search_text, sessions

@@ -5,8 +5,8 @@ baseline measured in the same run, interleaved, warm-up runs discarded; medians 
 The baseline of every row is a bare interpreter start that imports `re`, the one module the
 scan needs, so each ratio reads as "this much of the cheapest Python process".
 
-    python bench/secrets.py           # full run: about a minute on 2 cores
-    python bench/secrets.py --quick   # smoke run: about 15 s
+    python bench/secret_scan.py           # full run: about a minute on 2 cores
+    python bench/secret_scan.py --quick   # smoke run: about 15 s
 
 Rows: importing the module; a cold save-path check (import, then scan_changed of a 1.5 KB
 STATE.md against its previous version) in a fresh process; a warm scan_changed of that STATE.md
@@ -15,28 +15,18 @@ in-process; a warm scan of a 100 KB text of notes, logs, code and CJK prose in-p
 
 from __future__ import annotations
 
+import argparse
+import os
+import platform
+import random
 import sys
+import tempfile
+import time
 from pathlib import Path
 
-# This file's name shadows the standard library's `secrets` for everything imported while
-# bench/ leads sys.path (gitstate's job files use the real one): load the real one first,
-# then put bench/ at the end, where it still serves `from bench import …`.
-_HERE = str(Path(__file__).resolve().parent)
-sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != Path(_HERE)]
-import secrets as _stdlib_secrets  # noqa: E402, F401
+from timing import Sample, in_process, interleaved, timed_run
 
-sys.path.append(_HERE)
-
-import argparse  # noqa: E402
-import os  # noqa: E402
-import platform  # noqa: E402
-import random  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-
-from timing import Sample, in_process, interleaved, timed_run  # noqa: E402
-
-from bench import (  # noqa: E402
+from bench import (
     Row,
     document_text,
     progress,
@@ -45,7 +35,7 @@ from bench import (  # noqa: E402
     timed_row,
     us,
 )
-from gitstate import secrets  # noqa: E402
+from gitstate import secrets
 
 FULL_REPS, QUICK_REPS = 51, 11
 BIG_BYTES = 100_000
