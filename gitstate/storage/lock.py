@@ -20,6 +20,19 @@ DEFAULT_WAIT = 30.0
 
 @contextmanager
 def held(path: Path, wait: float = DEFAULT_WAIT) -> Iterator[None]:
+    fd = acquire(path, wait)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def acquire(path: Path, wait: float = DEFAULT_WAIT) -> int:
+    """Open `path` and take its flock within `wait` seconds; the descriptor, which the caller
+    closes to release it. The file is left as the last holder wrote it (storage/refs.py reads
+    what a killed holder recorded there)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)  # a lock file needs no reader but us
     try:
@@ -28,7 +41,7 @@ def held(path: Path, wait: float = DEFAULT_WAIT) -> Iterator[None]:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                return fd
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     holder = _holder(path)
@@ -39,16 +52,14 @@ def held(path: Path, wait: float = DEFAULT_WAIT) -> Iterator[None]:
                 # Back off up to 50 ms: holders keep the lock for milliseconds.
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _holder(path: Path) -> str:
     try:
-        pid = path.read_text().strip()
+        pid = path.read_text().split("\n", 1)[0].strip()
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""

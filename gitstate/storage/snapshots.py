@@ -16,13 +16,16 @@ from typing import NamedTuple
 import pygit2
 
 from gitstate.errors import BrokenRef, CannotWrite, NotFound
+from gitstate.storage import refs
 from gitstate.storage.layout import VIEW_NAME, Layout
+from gitstate.storage.refs import STALE_REF_LOCK_SECONDS  # noqa: F401  (doctor imported it here)
 
 FORMAT_VERSION = "1"
 STATE_FILE = VIEW_NAME
 _TRAILER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
 _BACK_RE = re.compile(r"^~(\d*)$")
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+_IDENT_CRUD = re.compile(r"[<>\x00-\x1f\x7f]")  # what git strips from a name or email
 
 
 class Snapshot(NamedTuple):
@@ -412,39 +415,54 @@ class Store:
         return str(self._commit(commit).tree_id)
 
     def compare_and_swap(self, ref: str, expected: str | None, new: str, reason: str) -> bool:
-        """Move `ref` from `expected` (None: absent) to `new`; False when someone else moved it.
+        """Move `ref` from `expected` (None: absent, a create-only write) to `new`; False when
+        someone else moved or created it. Atomic across processes and work trees, with a
+        reflog line (storage/refs.py).
 
         Any other failure is said as what it is, not retried as a race: a ref that is broken
         (BrokenRef) or one the file system would not let us write (CannotWrite: read-only,
         full, permission denied), with the ref left as it was."""
         # A reflog line is one line of text: a NUL or a newline from a damaged document's title
-        # would make libgit2 (and git's argv) refuse the update itself.
+        # would break the log (git refuses such a message too).
         reason = _CONTROLS.sub(" ", reason)
-        self._ensure_reflog(ref)
         try:
-            if expected is None:
-                return self._create(ref, new, reason)
-            current = self.reference(ref)
-            if current is None or str(current.target) != expected:
-                return False
-            # libgit2 checks under the ref's lock that it still holds the value we looked up.
-            current.set_target(new, reason)
-            return True
-        except (pygit2.GitError, OSError, pygit2.AlreadyExistsError) as exc:
-            if self._clear_stale_ref_lock(ref):
-                return False  # a lock someone held: retry
-            found = self.reference(ref)
-            if found is None or str(found.target) != expected:
-                return False  # it moved under us: the caller retries
+            return refs.update(
+                self.layout.commondir,
+                ref,
+                expected,
+                new,
+                lambda: self._value(ref),
+                f"{self._ident()}\t{reason}",
+            )
+        except OSError as exc:
+            verb = "create" if expected is None else "update"
             raise CannotWrite(
-                f"cannot update {ref}: {self._write_failure(exc, new)}",
+                f"cannot {verb} {ref}: {self._write_failure(exc, new)}",
                 hint=_WRITE_HINT.format(ref=ref),
             ) from None
 
+    def create_ref(self, ref: str, new: str, reason: str) -> bool:
+        """Create `ref` at `new` only if it does not exist; False when it does (a clash)."""
+        return self.compare_and_swap(ref, None, new, reason)
+
+    def _value(self, ref: str) -> str | None:
+        """The ref's value as read under its lock: a commit id, a symbolic ref's target (which
+        never equals an id), None when absent."""
+        found = self.reference(ref)
+        return None if found is None else str(found.target)
+
+    def _ident(self) -> str:
+        """`Name <email> seconds +hhmm`: the committer, as git writes a reflog line."""
+        who = self.signature("COMMITTER")
+        name = _IDENT_CRUD.sub("", who.name).strip() or "git-agy-state"
+        email = _IDENT_CRUD.sub("", who.email).strip()
+        sign = "-" if who.offset < 0 else "+"
+        hours, minutes = divmod(abs(who.offset), 60)
+        return f"{name} <{email}> {who.time} {sign}{hours:02d}{minutes:02d}"
+
     def _write_failure(self, exc: BaseException, new: str) -> str:
         """Why a ref update failed when nobody moved the ref: the OS's words when it gave them;
-        else what the file system says now (full, read-only) — libgit2 may report a commit
-        whose write hit a full disk only as a missing object when the ref is moved."""
+        else what the file system says now (full, read-only)."""
         reason = _os_reason(exc)
         if reason in _OS_REASONS:
             return reason
@@ -460,68 +478,11 @@ class Store:
             return f"the new commit {new[:12]} was not written ({reason})"
         return reason
 
-    def _create(self, ref: str, new: str, reason: str) -> bool:
-        """Create `ref` only if it does not exist, atomically across processes and worktrees.
-
-        libgit2's create checks that the ref is absent before it takes the ref's lock, so two
-        creators could both "win" and one would overwrite the other's first write (a lost
-        note, a lost first snapshot). `git update-ref REF NEW ""` checks under the lock.
-        Creation happens once per ref, so the subprocess is paid rarely. A refusal while the
-        ref is still absent is not a race: CannotWrite with git's reason.
-        """
-        from gitstate.storage import gitcli
-
-        proc = gitcli.run(self.layout, "update-ref", "-m", reason, ref, new, "")
-        if proc.returncode == 0:
-            return True
-        if self.reference(ref) is not None or self._clear_stale_ref_lock(ref):
-            return False
-        said = (proc.stderr or "").strip().splitlines()
-        cause = said[-1].removeprefix("fatal: ").removeprefix("error: ") if said else "git failed"
-        raise CannotWrite(f"cannot create {ref}: {cause}", hint=_WRITE_HINT.format(ref=ref))
-
-    def _ensure_reflog(self, ref: str) -> None:
-        # libgit2 logs updates of refs outside refs/heads only when the log file already exists
-        # (or core.logAllRefUpdates=always, which we must not impose on the user's other refs).
-        log = self.layout.commondir / "logs" / ref
-        if not log.exists():
-            log.parent.mkdir(parents=True, exist_ok=True)
-            log.touch()
-
-    def _clear_stale_ref_lock(self, ref: str) -> bool:
-        """Wait out a ref lock held by someone else; remove one left by a killed writer. True
-        when there was a lock (the update may succeed now), False when there was none.
-
-        Callers hold our work-tree lock, so no other git-agy-state writer of this chain is
-        alive; a foreign git process holds a ref lock for milliseconds. A lock that outlives
-        STALE_REF_LOCK_SECONDS belongs to a writer killed inside libgit2's update.
-        """
-        lock = self.layout.commondir / (ref + ".lock")
-        delay = 0.005
-        seen = False
-        while True:
-            try:
-                age = time.time() - lock.stat().st_mtime
-            except OSError:
-                return seen  # gone: retry the update
-            seen = True
-            if age > STALE_REF_LOCK_SECONDS:
-                try:
-                    lock.unlink(missing_ok=True)
-                except OSError:
-                    return False  # cannot be removed (a read-only file system): not a race
-                return True
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
-
     def set_config(self, key: str, value: str) -> None:
         self.repo.config[key] = value
 
     def config_value(self, key: str) -> str | None:
         return _config_str(self.repo.config, key)
-
-
-STALE_REF_LOCK_SECONDS = 2.0
 
 
 def _config_str(config: pygit2.Config, key: str) -> str | None:
