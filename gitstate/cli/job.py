@@ -7,7 +7,7 @@ and prints (text by default, `--json` for programs). Exit codes are sub-agy's.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,6 +15,9 @@ from gitstate import error_map
 from gitstate.cli.output import emit_json, json_option, note, say
 from gitstate.errors import EXIT_FAILURE, TimedOut, UsageError
 from gitstate.storage.layout import Layout
+
+if TYPE_CHECKING:
+    from gitstate.document.patch import Patch
 
 DEFAULT_WATCH_TIMEOUT = "60m"
 STATUS_KEYS = (
@@ -95,7 +98,13 @@ def run(
     plan_text = submit.read_plan_file(plan_file) if plan_file is not None else str(text)
     layout = _layout()
     done = submit.run(
-        layout, plan_text, model=model, effort=effort, timeout=timeout, no_worktree=no_worktree
+        layout,
+        plan_text,
+        seed=_seed,
+        model=model,
+        effort=effort,
+        timeout=timeout,
+        no_worktree=no_worktree,
     )
     if wait:
         for warning in done.warnings:
@@ -103,6 +112,14 @@ def run(
         _watch(layout, [done.meta["id"]], 2.0, DEFAULT_WATCH_TIMEOUT, True, as_json, single=True)
         return
     _report_submitted(done, as_json)
+
+
+def _seed(worktree: Path, ops: Patch, message: str) -> None:
+    """A job worktree's first snapshot, by the state core's patch (submit.Seeder)."""
+    from gitstate.usecases.state import patch as patch_uc
+    from gitstate.usecases.workspace import Workspace
+
+    patch_uc.patch(Workspace.open(worktree), ops, message=message)
 
 
 @job.command()

@@ -12,10 +12,12 @@ import contextlib
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from gitstate.document.language import counted
+from gitstate.document.patch import AddStep, Patch, SetSection
 from gitstate.errors import AgentMissing, Failure, NotFinished, UsageError
 from gitstate.jobs.document import config as config_mod
 from gitstate.jobs.document import plan
@@ -30,6 +32,11 @@ from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store
 
 SUPERVISOR_MODULE = "gitstate.jobs.usecases.supervise"
+
+# Writes a job worktree's first snapshot: (worktree, the patch, the snapshot's message). It is
+# the state core's patch, handed in by the edge that submits: the jobs slice calls none of the
+# core's use cases itself (docs/architecture.md).
+Seeder = Callable[[Path, Patch, str], None]
 
 
 class Submitted(NamedTuple):
@@ -89,6 +96,7 @@ def run(
     layout: Layout,
     plan_text: str,
     *,
+    seed: Seeder,
     model: str | None = None,
     effort: str | None = None,
     timeout: str | None = None,
@@ -126,7 +134,7 @@ def run(
         if not no_worktree:
             records.ensure_excluded(store)
             records.create_worktree(store, job.id, base)
-            _seed_state(worktree, job, parsed, base)
+            seed(worktree, _seed_patch(job, parsed, base), f"job {job.id}: seeded from the plan")
     except BaseException:
         _roll_back(store, job, no_worktree)
         raise
@@ -305,12 +313,8 @@ def _dirty_warning(layout: Layout, base: str) -> tuple[str, ...]:
     )
 
 
-def _seed_state(worktree: Path, job: JobFiles, parsed: plan.Plan, base: str) -> None:
-    """The job worktree's own chain (refs/agy/wt/<id>/state), seeded from the plan."""
-    from gitstate.document.patch import AddStep, Patch, SetSection
-    from gitstate.usecases.state import patch as patch_uc
-    from gitstate.usecases.workspace import Workspace
-
+def _seed_patch(job: JobFiles, parsed: plan.Plan, base: str) -> Patch:
+    """What the job worktree's own chain (refs/agy/wt/<id>/state) starts from: the plan."""
     key_data = [f"- job {job.id} on branch agy/{job.id}, from {base[:12]}; plan: {job.plan}"]
     if parsed.scope:
         key_data.append("- scope: " + "; ".join(parsed.scope))
@@ -322,8 +326,7 @@ def _seed_state(worktree: Path, job: JobFiles, parsed: plan.Plan, base: str) -> 
     ]
     ops += [AddStep(f"meet: {item}") for item in parsed.acceptance[:3]]
     ops.append(AddStep(f"commit on agy/{job.id} and answer in the result schema"))
-    ws = Workspace.open(worktree)
-    patch_uc.patch(ws, Patch(tuple(ops)), message=f"job {job.id}: seeded from the plan")
+    return Patch(tuple(ops))
 
 
 def _roll_back(store: Store, job: JobFiles, no_worktree: bool) -> None:
