@@ -4,7 +4,7 @@ A notes ref is a commit chain whose tree maps `<annotated object id>` to a blob,
 fanned out as `ab/cdef…` (git switches to fanout as notes grow, and `git notes merge` may write
 it); readers here walk both, and an append extends the note where it already lives. Appends build
 the notes commit themselves (pygit2's create_note rewrites the ref without compare-and-swap) and
-move the ref with Store.compare_and_swap, retrying on a moved tip. This module knows lines and
+move the ref with Store.compare_and_swap, retrying on a moved tip (storage/refs.py). This module knows lines and
 bytes, not what they mean; the plain-text cache for the agent hooks is written here too.
 """
 
@@ -17,12 +17,12 @@ from typing import NamedTuple
 
 import pygit2
 
-from gitstate.errors import WorkAtRisk
+from gitstate.storage import multivar, refs
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store
 
-DECISIONS_REF = "refs/notes/agy/decisions"
-MAX_ATTEMPTS = 20
+DECISIONS_REF = "refs/notes/agy/decisions"  # the one definition; every other module imports it
+REWRITE_KEY = "notes.rewriteRef"
 HEX = frozenset("0123456789abcdef")
 OID_LENGTHS = (40, 64)  # SHA-1 and SHA-256 repositories
 # A note bigger than this is never read (its header says how big it is): the cap sync checks
@@ -79,28 +79,35 @@ def append_line(
     notes commit. Other lines and other notes are left byte for byte as they were."""
     if "\n" in line:
         raise ValueError("a note line holds no newline")
+    data = line.encode("utf-8") + b"\n"
+    return refs.retry(ref, lambda: _append_once(store, ref, target, data, subject))
+
+
+def _append_once(store: Store, ref: str, target: str, data: bytes, subject: str) -> str | None:
+    """One attempt: the notes commit on the tip as read, the ref swapped; None when it moved."""
     repo = store.repo
-    for _attempt in range(MAX_ATTEMPTS):
-        tip = store.tip(ref)
-        tree = repo[tip].peel(pygit2.Tree) if tip else None
-        parts, old = _locate(tree, target)
-        if old and not old.endswith(b"\n"):
-            old += b"\n"
-        blob = repo.create_blob(old + line.encode("utf-8") + b"\n")
-        new_tree = _put(repo, tree, parts, blob)
-        author = store.signature("AUTHOR")
-        committer = store.signature("COMMITTER")
-        commit = str(
-            repo.create_commit(
-                None, author, committer, subject + "\n", new_tree, [tip] if tip else []
-            )
-        )
-        if store.compare_and_swap(ref, tip, commit, f"agy-state: {subject}"):
-            return commit
-    raise WorkAtRisk(
-        f"{ref} kept moving under {MAX_ATTEMPTS} attempts; nothing was written",
-        hint="another program is rewriting the notes ref; try again",
+    tip = store.tip(ref)
+    tree = repo[tip].peel(pygit2.Tree) if tip else None
+    parts, old = _locate(tree, target)
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    blob = repo.create_blob(old + data)
+    new_tree = _put(repo, tree, parts, blob)
+    author = store.signature("AUTHOR")
+    committer = store.signature("COMMITTER")
+    commit = str(
+        repo.create_commit(None, author, committer, subject + "\n", new_tree, [tip] if tip else [])
     )
+    if store.compare_and_swap(ref, tip, commit, f"agy-state: {subject}"):
+        return commit
+    return None
+
+
+def ensure_rewrite_ref(store: Store, ref: str = DECISIONS_REF) -> bool:
+    """Add notes.rewriteRef=<ref> unless some config file gives it (a multi-valued key: the
+    user's other values stay), so notes follow their commits through amend and rebase. True
+    when added."""
+    return multivar.add(store, REWRITE_KEY, ref)
 
 
 def _locate(tree: pygit2.Tree | None, target: str) -> tuple[list[str], bytes]:

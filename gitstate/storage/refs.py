@@ -14,7 +14,8 @@ provably ours and abandoned: the flock is free only when its last holder has end
 record names that very file. What happens to any other `.lock`: docs/exit-codes.md, "A ref
 lock someone else holds".
 
-`attempts` is the one bounded retry loop of every compare-and-swap writer.
+`attempts` is the one bounded retry loop of every compare-and-swap writer (`retry` wraps it
+for a writer whose attempt is one function).
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from gitstate.errors import CannotWrite, WorkAtRisk
 from gitstate.storage import lock as lock_mod
 
+T = TypeVar("T")
 MAX_ATTEMPTS = 20  # lost races before a writer gives up (WorkAtRisk)
 # How long a ref lock not proven ours is waited for (by our clock, not its mtime, so a future
 # mtime costs no more): git holds one for milliseconds. doctor reports older ones.
@@ -44,13 +47,23 @@ Reader = Callable[[], str | None]
 
 
 def attempts(ref: str, outcome: str = "nothing was written") -> Iterator[int]:
-    """Attempt numbers for a compare-and-swap loop: `for _ in attempts(ref): … if swapped:
-    return …`. Past MAX_ATTEMPTS lost races, WorkAtRisk naming the ref and `outcome`."""
+    """The one compare-and-swap loop: `for _ in attempts(ref): … if swapped: return …`, each
+    attempt reading the tip, building on it and swapping. Past MAX_ATTEMPTS lost races,
+    WorkAtRisk naming the ref and `outcome`."""
     yield from range(MAX_ATTEMPTS)
     raise WorkAtRisk(
         f"{ref} kept moving under {MAX_ATTEMPTS} attempts; {outcome}",
         hint="another program is rewriting the ref; try again",
     )
+
+
+def retry(ref: str, attempt: Callable[[], T | None], outcome: str = "nothing was written") -> T:
+    """`attempts` for one function: `attempt` returns None when it lost the race."""
+    for _attempt in attempts(ref, outcome):
+        done = attempt()
+        if done is not None:
+            return done
+    raise AssertionError("attempts() raises when they run out")
 
 
 def update(

@@ -17,13 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import pygit2
-
 from gitstate import secrets
 from gitstate.document import controls
 from gitstate.errors import Failure, NotFound, SecretFound, UsageError
+from gitstate.storage import graph, notes, objects
 from gitstate.storage import lock as lock_mod
-from gitstate.storage import notes
 from gitstate.storage.notes import DECISIONS_REF
 from gitstate.storage.snapshots import iso_time
 from gitstate.usecases.workspace import Workspace
@@ -297,18 +295,18 @@ def _preferred_commit(ws: Workspace, commits: list[str]) -> str:
     still has: reachable from HEAD, then from the state tip, then the newest; else the first."""
     if len(commits) == 1:
         return commits[0]
-    repo = ws.store.repo
-    heads = [h for h in (ws.store.head_info()[0], ws.store.tip()) if h]
+    store = ws.store
+    heads = [h for h in (store.head_info()[0], store.tip()) if h]
 
     def rank(commit: str) -> tuple[int, int, str]:
         try:
-            obj = repo[commit].peel(pygit2.Commit)
-        except (KeyError, ValueError, pygit2.GitError):
+            when = graph.commit_time(store, commit)
+        except objects.READ_ERRORS:
             return (len(heads) + 1, 0, commit)
         for order, head in enumerate(heads):
-            if commit == head or repo.descendant_of(head, commit):
-                return (order, -obj.commit_time, commit)
-        return (len(heads), -obj.commit_time, commit)
+            if commit == head or graph.is_descendant(store, head, commit):
+                return (order, -when, commit)
+        return (len(heads), -when, commit)
 
     return min(commits, key=rank)
 
@@ -470,15 +468,7 @@ def _author(ws: Workspace) -> str:
 def ensure_rewrite_ref(ws: Workspace) -> bool:
     """Add notes.rewriteRef=refs/notes/agy/decisions unless set (a multi-valued key: the
     user's other values stay), so records follow their commits through amend and rebase."""
-    config = ws.store.repo.config
-    try:
-        values = [str(v) for v in config.get_multivar("notes.rewriteRef")]
-    except KeyError:
-        values = []
-    if DECISIONS_REF in values:
-        return False
-    config.set_multivar("notes.rewriteRef", "^$", DECISIONS_REF)
-    return True
+    return notes.ensure_rewrite_ref(ws.store)
 
 
 def refresh_pitfalls(ws: Workspace) -> Path | None:
