@@ -45,6 +45,8 @@ PLANTED = [
     ("gitstate/document/model.py", "import pygit2", "pygit2-only-in-storage"),
     ("gitstate/storage/lock.py", "import click", "click-only-in-cli"),
     ("gitstate/storage/lock.py", "import gitstate.usecases.workspace", "core-layers"),
+    ("gitstate/cli/error.py", "import gitstate.cli.decide", "cli-commands"),
+    ("gitstate/cli/output.py", "import gitstate.cli.archive", "cli-commands"),
     ("gitstate/memory/document/core.py", "import gitstate.jobs.document", "slices-independent"),
     ("gitstate/jobs/storage/doorbell.py", "import gitstate.jobs.usecases", "slices-layers"),
     (
@@ -62,7 +64,9 @@ PLANTED = [
 ]
 
 
-@pytest.mark.parametrize(("module", "line", "contract"), PLANTED, ids=[p[2] for p in PLANTED])
+@pytest.mark.parametrize(
+    ("module", "line", "contract"), PLANTED, ids=[f"{p[2]}:{p[0]}" for p in PLANTED]
+)
 def test_a_forbidden_import_breaks_its_contract(
     tmp_path: Path, module: str, line: str, contract: str
 ) -> None:
