@@ -6,8 +6,7 @@ carries, and starts the state ref's reflog. Each step is done only when missing,
 
 from __future__ import annotations
 
-from gitstate.storage.notes import DECISIONS_REF
-from gitstate.usecases.decisions.records import ensure_rewrite_ref
+from gitstate.storage import notes
 from gitstate.usecases.sync.carry import agy_user
 from gitstate.usecases.workspace import Workspace
 
@@ -26,8 +25,8 @@ def init(ws: Workspace) -> list[str]:
                 handle.write("\n")
             handle.write(EXCLUDE_LINE + "\n")
         done.append(f"added {EXCLUDE_LINE} to {exclude}")
-    if ensure_rewrite_ref(ws):
-        done.append(f"set notes.rewriteRef={DECISIONS_REF}")
+    if notes.ensure_rewrite_ref(ws.store):
+        done.append(f"set notes.rewriteRef={notes.DECISIONS_REF}")
     if not ws.store.config_value("agy.user"):
         user = agy_user(ws)
         if user:

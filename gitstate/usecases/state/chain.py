@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import time
 
-from gitstate.errors import WorkAtRisk
+from gitstate.storage import refs
+from gitstate.storage.refs import MAX_ATTEMPTS
 from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
 from gitstate.usecases.workspace import Workspace
 
-MAX_ATTEMPTS = 20
 TASK_BASE = "Agy-Task-Base"  # the HEAD the current task began at ("none": before any commit)
 KEEP_TREE = object()  # append(): the new snapshot holds the tip's tree as it is
 
@@ -79,16 +79,13 @@ def append_locked(
 ) -> str:
     """append() for a caller that already holds the work tree's lock."""
     target = ref or ws.layout.state_ref
-    for _attempt in range(MAX_ATTEMPTS):
+
+    def attempt() -> str | None:
         tip = ws.store.tip(target)
         message = compose_message(subject, trailers(ws, tip, (), None, phase) + list(extra))
-        commit = commit_on(ws, tip, state, message, subject, target)
-        if commit is not None:
-            return commit
-    raise WorkAtRisk(
-        f"{target} kept moving under {MAX_ATTEMPTS} attempts; nothing was written",
-        hint="another program is rewriting the ref; try again",
-    )
+        return commit_on(ws, tip, state, message, subject, target)
+
+    return refs.retry(target, attempt)
 
 
 def trailers(
@@ -144,3 +141,17 @@ def task_base(store: Store, tip: str) -> str | None:
             return None if recorded == "none" else recorded
         first = snap
     return first.head if first is not None else None
+
+
+__all__ = [
+    "KEEP_TREE",
+    "MAX_ATTEMPTS",
+    "TASK_BASE",
+    "append",
+    "append_locked",
+    "commit_on",
+    "now_stamp",
+    "one_line",
+    "task_base",
+    "trailers",
+]

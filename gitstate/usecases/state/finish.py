@@ -67,7 +67,7 @@ def archive_locked(ws: Workspace, task_tip: str, doc: Document) -> str:
             [*chain.trailers(ws, task_tip, (), None, "IDLE"), (ARCHIVED_TRAILER, ref)],
         )
         closing = store.create_snapshot(None, [task_tip], message)
-        if store.compare_and_swap(ref, None, task_tip, "agy-state: archive"):
+        if store.create_ref(ref, task_tip, "agy-state: archive"):
             break
         if store.tip(ref) is None:  # not a clash: git would not create it
             raise Failure(f"cannot create {ref}", hint="git agy-state doctor")

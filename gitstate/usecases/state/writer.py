@@ -21,7 +21,7 @@ from gitstate.document.language import KEYS, Language
 from gitstate.document.model import Document, render
 from gitstate.document.validate import BYTE_RULES, LIMIT_CODES, Report, check_result
 from gitstate.errors import InvalidDocument, SecretFound, UsageError, WorkAtRisk
-from gitstate.storage import maintenance, view
+from gitstate.storage import maintenance, refs, view
 from gitstate.storage.snapshots import compose_message
 from gitstate.usecases.state import chain, finish
 from gitstate.usecases.state.chain import MAX_ATTEMPTS, TASK_BASE, now_stamp, one_line, task_base
@@ -218,8 +218,10 @@ def _write_locked(
     """The loop under the lock: one attempt per tip, until the compare-and-swap holds."""
     store = ws.store
     data = ws.view_bytes()
-    overwritten: Path | None = None
-    for _attempt in range(MAX_ATTEMPTS):
+    overwritten: Path | None = None  # kept aside once, whatever attempt found them
+
+    def attempt() -> Written | None:
+        nonlocal overwritten
         tip = store.tip()
         tip_doc = ws.snapshot_document(tip)
         if intent.starts_from_tip:
@@ -243,14 +245,12 @@ def _write_locked(
         view.check_record_writable(ws.layout)  # nothing moves that could not be finished
         commit = chain.commit_on(ws, tip, text.encode(), message, line)
         if commit is None:
-            continue  # the ref moved: rebuild on the new tip
+            return None  # the ref moved: rebuild on the new tip
         kept = not _replace_view(ws, data, text.encode(), commit)
         archived = _finish_if_done(ws, intent, commit, tip_doc, new, merged or kept)
         return Written(Outcome.SAVED, commit, changed, notices, merged, kept, overwritten, archived)
-    raise WorkAtRisk(
-        f"{ws.layout.state_ref} kept moving under {MAX_ATTEMPTS} attempts; nothing was saved",
-        hint="another program is rewriting the ref; try again",
-    )
+
+    return refs.retry(ws.layout.state_ref, attempt, "nothing was saved")
 
 
 def _finish_if_done(
