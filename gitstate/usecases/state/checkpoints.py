@@ -2,31 +2,28 @@
 
 A checkpoint marks the code (the tag's commit) and the state (its `Agy-State:` trailer) together.
 Names are never reused: a name already taken moves to the next free second, and the tag ref is
-created only if absent, so no checkpoint is ever overwritten. The work tree, the index and the
+created only if absent (storage/tags.py, atomic across processes and work trees), so no
+checkpoint is ever overwritten. The work tree, the index and the
 branches are never touched; only `refs/tags/checkpoint-*` is written.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from typing import NamedTuple
 
-import pygit2
-
 from gitstate.errors import Failure
-from gitstate.storage import lock as lock_mod
+from gitstate.storage import tags
 from gitstate.storage.snapshots import iso_time, parse_trailers
 from gitstate.usecases.state import writer as state
 from gitstate.usecases.workspace import Workspace
 
 PREFIX = "checkpoint-"
-TAGS = "refs/tags/"
+TAGS = tags.TAGS
 STATE_TRAILER = "Agy-State"
 NAME_FORMAT = "%Y%m%d-%H%M%S"
 MAX_SECONDS_AHEAD = 3600  # how far a clash may push the name before we give up
 DEFAULT_SUBJECT_MAX = 72
-_SIGNATURE_CRUD = re.compile(r"[<>\n\r]")
 
 
 class Checkpoint(NamedTuple):
@@ -86,33 +83,21 @@ def create(ws: Workspace, message: str | None = None, allow_secret: bool = False
     if not allow_secret:
         state.refuse_secret_in("checkpoint message", text)  # tags travel with sync and pre-push
     body = f"{text}\n\n{STATE_TRAILER}: {snapshot}\n"
-    # One writer of checkpoint names at a time across this repository's work trees: libgit2
-    # checks that a ref is absent before it takes the ref's lock, so two processes could
-    # otherwise both "create" the same name.
-    with lock_mod.held(ws.layout.commondir / "agy" / "checkpoints.lock"):
-        wanted = _name(tagger.time)
-        for ahead in range(MAX_SECONDS_AHEAD):
-            name = _name(tagger.time + ahead)
-            ref = TAGS + name
-            if store.repo.references.get(ref) is not None:
-                continue  # taken: the next free second
-            tag = _write_tag(store.repo, head, name, tagger, body)
-            if store.compare_and_swap(ref, None, tag, f"agy-state: checkpoint {name}"):
-                made = Checkpoint(name, head, snapshot, text, iso_time(tagger.time, tagger.offset))
-                return Created(made, saved, wanted)
-            # Taken meanwhile by a writer outside our lock (a plain git tag): move on.
-    raise Failure(
-        f"every checkpoint name in the hour after {wanted} is taken; nothing was tagged",
-        hint="git agy-state checkpoints lists them",
-    )
+    wanted = _name(tagger.time)
+    names = (_name(tagger.time + ahead) for ahead in range(MAX_SECONDS_AHEAD))
+    name = tags.create_annotated(store, names, head, tagger, body, what="checkpoint")
+    if name is None:
+        raise Failure(
+            f"every checkpoint name in the hour after {wanted} is taken; nothing was tagged",
+            hint="git agy-state checkpoints lists them",
+        )
+    made = Checkpoint(name, head, snapshot, text, iso_time(tagger.time, tagger.offset))
+    return Created(made, saved, wanted)
 
 
 def listing(ws: Workspace) -> list[Checkpoint]:
     """Every `refs/tags/checkpoint-*`, newest first (names are UTC times, so by name)."""
-    repo = ws.store.repo
-    names = sorted(
-        (r[len(TAGS) :] for r in repo.references if r.startswith(TAGS + PREFIX)), reverse=True
-    )
+    names = sorted(tags.names(ws.store, PREFIX), reverse=True)
     found = (find(ws, name) for name in names)
     return [c for c in found if c is not None]
 
@@ -121,21 +106,14 @@ def find(ws: Workspace, name: str) -> Checkpoint | None:
     """The checkpoint tag `name` (any `checkpoint-*` tag, also one without Agy-State), or None."""
     if not name.startswith(PREFIX):
         return None
-    repo = ws.store.repo
-    ref = repo.references.get(TAGS + name)
-    if ref is None:
-        return None
-    try:
-        obj = repo[ref.resolve().target]
-        commit = str(obj.peel(pygit2.Commit).id)
-    except (KeyError, ValueError, pygit2.GitError):
-        return None  # a tag of a tree or blob, or a missing object: not a checkpoint
-    if not isinstance(obj, pygit2.Tag):
-        return Checkpoint(name, commit, None, "", None)  # lightweight, as `git tag` makes
-    text, state_id = _split_message(obj.message or "")
-    tagger = obj.tagger
-    at = iso_time(tagger.time, tagger.offset) if tagger is not None else None
-    return Checkpoint(name, commit, _full_id(repo, state_id), text, at)
+    tag = tags.read(ws.store, name)
+    if tag is None:
+        return None  # absent, or a tag of a tree or blob, or a missing object: not a checkpoint
+    if not tag.annotated:
+        return Checkpoint(name, tag.commit, None, "", None)  # lightweight, as `git tag` makes
+    text, state_id = _split_message(tag.message)
+    at = iso_time(tag.tagger_time, tag.tagger_offset) if tag.tagger_time is not None else None
+    return Checkpoint(name, tag.commit, _full_id(ws, state_id), text, at)
 
 
 def code_hint(ws: Workspace, rev: str) -> str | None:
@@ -174,26 +152,7 @@ def _split_message(message: str) -> tuple[str, str | None]:
     return "\n\n".join(paragraphs[:-1]).strip(), state_id or None
 
 
-def _full_id(repo: pygit2.Repository, value: str | None) -> str | None:
+def _full_id(ws: Workspace, value: str | None) -> str | None:
     if not value:
         return None
-    try:
-        return str(repo.revparse_single(value).peel(pygit2.Commit).id)
-    except (KeyError, ValueError, pygit2.GitError):
-        return value  # not here (yet): report it as written
-
-
-def _write_tag(
-    repo: pygit2.Repository, target: str, name: str, tagger: pygit2.Signature, message: str
-) -> str:
-    """The annotated tag object, written on its own so the ref can be created compare-and-swap
-    (pygit2's create_tag writes the ref too, with no expected value and no reflog)."""
-    who = _SIGNATURE_CRUD.sub("", tagger.name).strip() or "git-agy-state"
-    email = _SIGNATURE_CRUD.sub("", tagger.email).strip()
-    sign = "-" if tagger.offset < 0 else "+"
-    hours, minutes = divmod(abs(tagger.offset), 60)
-    raw = (
-        f"object {target}\ntype commit\ntag {name}\n"
-        f"tagger {who} <{email}> {tagger.time} {sign}{hours:02d}{minutes:02d}\n\n{message}"
-    )
-    return str(repo.odb.write(pygit2.enums.ObjectType.TAG, raw.encode("utf-8")))
+    return tags.commit_id(ws.store, value) or value  # not here (yet): report it as written
