@@ -21,6 +21,7 @@ import pygit2
 from gitstate import secrets
 from gitstate.errors import Failure, WorkAtRisk
 from gitstate.jobs.storage import files as jobfiles
+from gitstate.storage import refs
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store, compose_message, parse_trailers
 
@@ -240,12 +241,15 @@ def commit_record(
     ]
     message = compose_message(subject, trailers)
     ref = record_ref(job_id)
-    for _attempt in range(20):
+
+    def attempt() -> str | None:
         tip = store.tip(ref)
         commit = store.commit_tree(tree, [tip] if tip else [], message)
         if store.compare_and_swap(ref, tip, commit, f"agy-state: job {job_id} round {round_no}"):
             return commit
-    raise WorkAtRisk(f"{ref} kept moving; the round's record was not written")
+        return None
+
+    return refs.retry(ref, attempt, "the round's record was not written")
 
 
 def recorded_round(store: Store, job_id: str) -> int | None:

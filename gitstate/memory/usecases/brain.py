@@ -14,14 +14,14 @@ from typing import NamedTuple
 
 from gitstate import secrets
 from gitstate.document import controls
-from gitstate.errors import Failure, NotFound, SecretFound, WorkAtRisk
+from gitstate.errors import Failure, NotFound, SecretFound
 from gitstate.memory.document import files
 from gitstate.memory.storage.brain import Brain
-from gitstate.memory.storage.layout import BrainLayout
+from gitstate.memory.storage.layout import MEMORY_REF, BrainLayout
 from gitstate.storage import lock as lock_mod
+from gitstate.storage import refs
 from gitstate.storage.snapshots import compose_message
 
-MAX_ATTEMPTS = 20
 COMPACT_HINT = "git agy-state memory compact (or git agy-state memory edit MEMORY.md)"
 
 # path -> new text (None: delete the file); computed from the brain at a tip.
@@ -90,7 +90,7 @@ def write(
     if brain is None:
         brain, created = open_brain(create=True)
     with lock_mod.held(brain.layout.lock_path):
-        for _attempt in range(MAX_ATTEMPTS):
+        for _attempt in refs.attempts(MEMORY_REF):
             tip = brain.tip()
             wanted = change(brain, tip)
             changes = {p: t for p, t in wanted.items() if t != brain.text(tip, p)}
@@ -122,7 +122,7 @@ def write(
                     lines,
                     str(brain.layout.path),
                 )
-    raise WorkAtRisk("refs/agy/memory kept moving; try again")
+    raise AssertionError("refs.attempts raises when they run out")
 
 
 def _capacity(current: str, changes: dict[str, str | None]) -> list[str]:
