@@ -16,15 +16,15 @@ from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
 
-from gitstate import secrets
-from gitstate.document.language import KEYS, Language
+from gitstate.document.language import KEYS
 from gitstate.document.model import Document, render
-from gitstate.document.validate import BYTE_RULES, LIMIT_CODES, Report, check_result
-from gitstate.errors import InvalidDocument, SecretFound, UsageError, WorkAtRisk
+from gitstate.document.validate import LIMIT_CODES, Report
+from gitstate.errors import WorkAtRisk
 from gitstate.storage import maintenance, refs, view
 from gitstate.storage.snapshots import compose_message
-from gitstate.usecases.state import chain, finish
+from gitstate.usecases.state import chain, finish, refusals
 from gitstate.usecases.state.chain import MAX_ATTEMPTS, TASK_BASE, now_stamp, one_line, task_base
+from gitstate.usecases.state.refusals import refuse_secret_in
 from gitstate.usecases.workspace import Workspace
 
 
@@ -347,39 +347,15 @@ def _message(
     """The snapshot's message, once the new text is known to be storable and (unless allowed)
     free of credentials; a document over its line limits is marked, not refused (a merge may
     break a limit; `check` says what to shrink)."""
-    report = _refuse_unstorable(text, line, ws.new_language())
+    report = refusals.refuse_unstorable(text, line, ws.new_language())
     if not allow_secret:
-        _refuse_secrets(text, tip_doc, data)
+        refusals.refuse_secrets(text, tip_doc, data)
         refuse_secret_in("snapshot message", line)
     written = chain.trailers(ws, tip, changed, session)
     over = _over_limit(report)
     if over:
         written.append(("Agy-Conflict", ", ".join(over)))
     return compose_message(line, written)
-
-
-def _refuse_unstorable(text: str, subject: str, user: Language) -> Report:
-    """Refuse, before anything is written, a document that breaks a byte rule (over 1 MiB, not
-    UTF-8, a control character): a chain whose tip its own reader refuses takes every later save
-    and patch down with it. Whatever built the document — a save, a patch, a merge, a restore —
-    this holds; only the line and item limits may be broken by a merge (docs/format.md).
-    Returns the document's report."""
-    try:
-        subject.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(
-            "the snapshot message is not UTF-8 text", hint="pass -m UTF-8 text"
-        ) from None
-    report = check_result(text, user)
-    hard = [p for p in report.errors if p.code in BYTE_RULES]
-    if hard:
-        raise InvalidDocument(
-            "refusing to save: the new STATE.md would break the limits every snapshot keeps; "
-            "nothing was saved",
-            hard,
-            hint="git agy-state check lists the rules; shrink or fix the text and try again",
-        )
-    return report
 
 
 def _over_limit(report: Report) -> list[str]:
@@ -413,48 +389,8 @@ def _int(value: str | None) -> int | None:
         return None
 
 
-def refuse_secret_in(what: str, text: str) -> None:
-    """Refuse a message (commit subject, tag message) that carries a credential: messages travel
-    with the refs they describe (docs/secrets.md)."""
-    hits = secrets.scan(text)
-    if hits:
-        first = hits[0]
-        raise SecretFound(
-            f"refusing to write: the {what} looks like it holds a {first.kind}: {first.excerpt}",
-            hits,
-            hint="leave it out of -m, or pass --allow-secret if it is not a secret",
-        )
-
-
-def _refuse_secrets(text: str, before: Document | None, source: bytes | None) -> None:
-    """Scan what this write adds, whole key blocks seen (a key body added under a BEGIN line
-    the tip already holds is caught); refuse the whole write on a hit.
-
-    Hits are named by their line in the user's STATE.md (`source`) when it holds that line:
-    the canonical rendering we scan may number lines differently.
-    """
-    hits = secrets.scan_changed(text, render(before) if before is not None else None)
-    if not hits:
-        return
-    if source is not None:
-        rendered = text.splitlines()
-        mine = [t.rstrip() for t in source.decode("utf-8", "replace").splitlines()]
-        where: dict[str, int] = {}
-        for n, t in enumerate(mine, 1):
-            where.setdefault(t, n)
-        hits = [h._replace(line=where.get(rendered[h.line - 1], h.line)) for h in hits]
-    first = hits[0]
-    line = first.line
-    more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
-    raise SecretFound(
-        f"refusing to save: line {line} looks like a {first.kind}: {first.excerpt}{more}",
-        hits,
-        hint="remove it from STATE.md, or pass --allow-secret if it is not a secret",
-    )
-
-
-# MAX_ATTEMPTS, TASK_BASE and task_base are chain.py's, named here too for the callers (tests,
-# bench) that read them with the write path.
+# MAX_ATTEMPTS, TASK_BASE and task_base are chain.py's, refuse_secret_in is refusals.py's: named
+# here too for the callers (tests, bench, checkpoints) that read them with the write path.
 __all__ = [
     "HOOK_SAVE",
     "MAX_ATTEMPTS",
@@ -466,7 +402,6 @@ __all__ = [
     "Origin",
     "Outcome",
     "Produced",
-    "SecretFound",
     "Written",
     "guard_unsaved",
     "refuse_secret_in",
