@@ -12,6 +12,9 @@ from collections import namedtuple
 from pathlib import Path
 
 MAIN_STATE_REF = "refs/agy/state"
+# The decisions notes ref, named here (stdlib only) for sync and the git hooks, which may not
+# load pygit2 to learn it; storage/notes.py reads and writes it.
+DECISIONS_REF = "refs/notes/agy/decisions"
 VIEW_NAME = "STATE.md"
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.

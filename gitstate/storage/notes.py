@@ -18,10 +18,10 @@ from typing import NamedTuple
 import pygit2
 
 from gitstate.storage import multivar, refs
+from gitstate.storage.layout import DECISIONS_REF as DECISIONS_REF  # the notes ref we write
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store
 
-DECISIONS_REF = "refs/notes/agy/decisions"  # the one definition; every other module imports it
 REWRITE_KEY = "notes.rewriteRef"
 HEX = frozenset("0123456789abcdef")
 OID_LENGTHS = (40, 64)  # SHA-1 and SHA-256 repositories

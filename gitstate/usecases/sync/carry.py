@@ -20,9 +20,9 @@ from typing import NamedTuple
 
 from gitstate.errors import Failure
 from gitstate.storage import gitcli
+from gitstate.storage.layout import DECISIONS_REF
 from gitstate.usecases.workspace import Workspace
 
-DECISIONS_REF = "refs/notes/agy/decisions"
 AGY_REMOTE = "agy.remote"
 STATE_TRAILER = "Agy-State"
 ZERO = "0" * 40

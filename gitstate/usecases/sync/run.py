@@ -20,14 +20,13 @@ from typing import NamedTuple
 from gitstate.errors import Failure, NotFound, UsageError, WorkAtRisk
 from gitstate.storage import gitcli, graph, multivar, remote_url, view
 from gitstate.storage import lock as lock_mod
-from gitstate.storage.layout import Layout
+from gitstate.storage.layout import DECISIONS_REF, Layout
 from gitstate.usecases.sync import carry
 from gitstate.usecases.sync import trust as sync_trust
 from gitstate.usecases.sync.results import ChainResult, Synced
 from gitstate.usecases.workspace import Workspace
 
 MAX_ROUNDS = 5
-DECISIONS_REF = "refs/notes/agy/decisions"
 _PORCELAIN_RE = re.compile(r"^(.)\t([^:\t]*):([^\t]+)\t(.*)$")
 
 
