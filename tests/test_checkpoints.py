@@ -175,6 +175,44 @@ class TestCheckpoint:
         for body in bodies:  # each tag holds the message of the process that reported it
             assert tag_message(repo, body["name"]).split("\n")[0] == body["message"]
 
+    def test_concurrent_processes_in_two_work_trees_never_share_a_name(
+        self, repo: Repo, cli: Any, tmp_path: Any
+    ) -> None:
+        """The tag ref is created only if absent under its own lock, which every work tree
+        shares: no repository-wide checkpoint lock is needed (storage/tags.py)."""
+        start_task(cli)
+        linked = tmp_path / "linked"
+        repo.git("worktree", "add", "-q", "--detach", str(linked))
+        started = subprocess.run(
+            [sys.executable, "-m", "gitstate", "patch", "--set", "goal=There", "--todo", "x"],
+            cwd=linked,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert started.returncode == 0, started.stderr
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "gitstate", "checkpoint", "-m", f"p{i}", "--json"],
+                cwd=repo.path if i % 2 else linked,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(6)
+        ]
+        bodies = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+            bodies.append(json.loads(out))
+        names = {b["name"] for b in bodies}
+        assert len(names) == 6  # all in the pinned second or just after, none overwritten
+        assert sorted(names) == sorted(tags(repo))
+        for body in bodies:
+            assert tag_message(repo, body["name"]).split("\n")[0] == body["message"]
+
     def test_reflog_and_fsck(self, repo: Repo, cli: Any) -> None:
         start_task(cli)
         cli("checkpoint")
