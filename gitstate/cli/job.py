@@ -14,6 +14,7 @@ import click
 from gitstate import error_map
 from gitstate.cli.output import emit_json, json_option, note, say
 from gitstate.errors import EXIT_FAILURE, TimedOut, UsageError
+from gitstate.jobs.document.pending import is_pending
 from gitstate.storage.layout import Layout
 
 if TYPE_CHECKING:
@@ -257,11 +258,7 @@ def _print_list(metas: list[dict[str, Any]], as_json: bool) -> None:
         say("no jobs")
         return
     for meta in metas:
-        harvested = (
-            ""
-            if meta.get("harvested_at") or meta["state"] not in ("done", "error", "interrupted")
-            else "  (not harvested)"
-        )
+        harvested = "  (not harvested)" if is_pending(meta) else ""  # jobs' one rule
         say(
             f"{meta['id']}  {meta['state']:<11}  round {meta.get('round')}  "
             f"{meta.get('branch') or '(no worktree)'}{harvested}"
