@@ -18,7 +18,6 @@ import pygit2
 from gitstate.errors import BrokenRef, CannotWrite, NotFound
 from gitstate.storage import refs
 from gitstate.storage.layout import VIEW_NAME, Layout
-from gitstate.storage.refs import STALE_REF_LOCK_SECONDS  # noqa: F401  (doctor imported it here)
 
 FORMAT_VERSION = "1"
 STATE_FILE = VIEW_NAME
