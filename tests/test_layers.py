@@ -45,6 +45,7 @@ PLANTED = [
     ("gitstate/document/model.py", "import pygit2", "pygit2-only-in-storage"),
     ("gitstate/storage/lock.py", "import click", "click-only-in-cli"),
     ("gitstate/storage/lock.py", "import gitstate.usecases.workspace", "core-layers"),
+    ("gitstate/agents/base.py", "import gitstate.usecases.workspace", "core-layers"),
     ("gitstate/cli/error.py", "import gitstate.cli.decide", "cli-commands"),
     ("gitstate/cli/output.py", "import gitstate.cli.archive", "cli-commands"),
     ("gitstate/memory/document/core.py", "import gitstate.jobs.document", "slices-independent"),
@@ -58,6 +59,11 @@ PLANTED = [
     # Reached through a module of storage's own that imports pygit2 (written below).
     (
         "gitstate/hooks/frame.py",
+        "import gitstate.storage.planted",
+        "hook-path-imports-no-pygit2-click",
+    ),
+    (
+        "gitstate/agents/claude.py",
         "import gitstate.storage.planted",
         "hook-path-imports-no-pygit2-click",
     ),
