@@ -76,23 +76,23 @@ def update(
     with an existing ref's folder; WorkAtRisk when a lock someone else holds outlives the wait.
     """
     fd = lock_mod.acquire(commondir / "agy" / WRITER_LOCK, WRITER_WAIT)
+    made: Path | None = None
     try:
         _recover(commondir, fd)
-        made: Path | None = _lock(commondir, ref, new, fd)
+        made = _lock(commondir, ref, new, fd)
+        if current() != expected:
+            return False
+        _append_log(commondir, ref, expected, new, log)
+        os.rename(made, commondir / ref)
+        made = None
+        return True
+    finally:
         try:
-            if current() != expected:
-                return False
-            _append_log(commondir, ref, expected, new, log)
-            assert made is not None
-            os.rename(made, commondir / ref)
-            made = None
-            return True
-        finally:
             if made is not None:
                 _unlink(made)
             _record(fd, "")
-    finally:
-        os.close(fd)  # releases the flock
+        finally:
+            os.close(fd)  # releases the flock
 
 
 def zero_id(like: str) -> str:
@@ -125,7 +125,7 @@ def _lock(commondir: Path, ref: str, new: str, fd: int) -> Path:
                 return lock
             except FileExistsError:
                 wait.step()
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 if folder_made:
                     raise
                 _make_folder(commondir, ref)
