@@ -157,6 +157,20 @@ class TestCreateOnly:
         )
         assert not list((repo.path / ".git" / "refs" / "agy").glob("*.lock"))
 
+    @pytest.mark.parametrize(
+        "name", ["refs/agy/../../escaped", "refs/agy/x.lock", "HEAD", "refs/worktree/x"]
+    )
+    def test_a_bad_or_per_work_tree_name_is_refused_and_nothing_written(
+        self, repo: Repo, name: str
+    ) -> None:
+        store = store_of(repo.path)
+        with pytest.raises(CannotWrite) as raised:
+            store.create_ref(name, store.commit_tree(None, [], "x\n"), "x")
+        assert f"refusing to update ref with bad name '{name}'" in raised.value.message
+        git_dir = repo.path / ".git"
+        assert not [p for p in (git_dir, git_dir / "refs") if list(p.glob("escaped*"))]
+        assert not (git_dir / "refs" / "worktree").exists()
+
 
 class TestCompareAndSwap:
     def test_a_moved_tip_is_refused_and_nothing_is_logged(self, repo: Repo) -> None:

@@ -75,6 +75,8 @@ def update(
     OSError when the file system refuses (nothing moved); CannotWrite for a name that clashes
     with an existing ref's folder; WorkAtRisk when a lock someone else holds outlives the wait.
     """
+    if not shared(ref):
+        raise ValueError(f"{ref} is not a ref of the common git dir")
     fd = lock_mod.acquire(commondir / "agy" / WRITER_LOCK, WRITER_WAIT)
     made: Path | None = None
     try:
@@ -93,6 +95,16 @@ def update(
             _record(fd, "")
         finally:
             os.close(fd)  # releases the flock
+
+
+def shared(ref: str) -> bool:
+    """Whether `ref` lives in the common dir, shared by every work tree, where `update` writes
+    it: any `refs/…` but the per-work-tree ones (git's rule: HEAD, refs/worktree/,
+    refs/bisect/, refs/rewritten/ live in each work tree's own git dir)."""
+    return ref.startswith("refs/") and not ref.startswith(_PER_WORKTREE)
+
+
+_PER_WORKTREE = ("refs/worktree/", "refs/bisect/", "refs/rewritten/")
 
 
 def zero_id(like: str) -> str:

@@ -424,6 +424,15 @@ class Store:
         # A reflog line is one line of text: a NUL or a newline from a damaged document's title
         # would break the log (git refuses such a message too).
         reason = _CONTROLS.sub(" ", reason)
+        verb = "create" if expected is None else "update"
+        if not refs.shared(ref) or not pygit2.reference_is_valid_name(ref):
+            # The ref's file is written here, so its name must be one git takes, in the common
+            # dir (git's words for a bad name).
+            raise CannotWrite(
+                f"cannot {verb} {ref}: refusing to update ref with bad name '{ref}'",
+                hint="a ref name is refs/… without `..`, a control character, or a part that "
+                "ends in .lock (git check-ref-format)",
+            )
         try:
             return refs.update(
                 self.layout.commondir,
@@ -434,7 +443,6 @@ class Store:
                 f"{self._ident()}\t{reason}",
             )
         except OSError as exc:
-            verb = "create" if expected is None else "update"
             raise CannotWrite(
                 f"cannot {verb} {ref}: {self._write_failure(exc, new)}",
                 hint=_WRITE_HINT.format(ref=ref),
