@@ -125,10 +125,11 @@ def _lock(commondir: Path, ref: str, new: str, fd: int) -> Path:
     out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         os.write(out, f"{new}\n".encode())
+        made = os.fstat(out)
     finally:
         os.close(out)
     try:
-        _record(fd, _identity_line(ref, os.stat(tmp)))
+        _record(fd, _identity_line(ref, made))
         wait = _Wait(ref, lock)
         folder_made = False
         while True:
@@ -202,12 +203,14 @@ def _recover(commondir: Path, fd: int) -> None:
     and never cleared the record was killed inside its update: remove that lock, if it is still
     the very file recorded (device, inode and mtime), and its temporary file."""
     said = os.pread(fd, 4096, 0).decode("utf-8", "replace").split("\n")
-    _unlink(commondir / "agy" / WRITER_TMP)
     fields = said[1].split() if len(said) > 1 else []
+    if not fields:
+        return  # the last holder finished (or there was none)
+    _unlink(commondir / "agy" / WRITER_TMP)
     if len(fields) == 4 and all(f.isdigit() for f in fields[1:]):
         ref, dev, ino, mtime = fields[0], int(fields[1]), int(fields[2]), int(fields[3])
         lock = commondir / (ref + ".lock")
-        if ".." not in ref.split("/") and _identity(lock) == (dev, ino, mtime):
+        if shared(ref) and ".." not in ref.split("/") and _identity(lock) == (dev, ino, mtime):
             _unlink(lock)
     _record(fd, "")
 
