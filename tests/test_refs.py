@@ -338,6 +338,15 @@ class TestLocks:
             assert proc.stdout.startswith("refused cannot lock ref 'refs/tags/ahead'")
             assert lock.exists()
 
+    def test_a_lock_that_is_a_folder_is_one_line_not_a_hang(self, repo: Repo) -> None:
+        lock = repo.path / ".git" / "refs" / "agy" / "folder.lock"
+        lock.mkdir(parents=True)
+        store = store_of(repo.path)
+        with pytest.raises(CannotWrite) as raised:
+            store.create_ref("refs/agy/folder", store.commit_tree(None, [], "x\n"), "x")
+        assert str(lock) in raised.value.message
+        assert lock.is_dir() and repo.ref("refs/agy/folder") is None
+
     def test_our_writer_flock_held_by_a_live_writer_is_waited_for(
         self, repo: Repo, scratch: Path
     ) -> None:
