@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -89,6 +90,21 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     pygit2.settings.search_path[levels.XDG] = str(home / ".config")
     pygit2.settings.search_path[levels.SYSTEM] = str(empty)
     return home
+
+
+# A test that asserts which modules a child process imports (by convention named
+# *loads_neither* or *imports_neither*) cannot hold in a child that coverage measures: coverage
+# imports typing and sqlite3 itself. Under `coverage run` (pyproject.toml) such children go
+# unmeasured, and the test still judges them.
+IMPORT_PROBE = re.compile(r"(loads|imports)_neither")
+
+
+@pytest.fixture(autouse=True)
+def unmeasured_import_probes(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if IMPORT_PROBE.search(request.node.name):
+        monkeypatch.delenv("COVERAGE_PROCESS_CONFIG", raising=False)
 
 
 @dataclass
