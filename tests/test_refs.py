@@ -213,6 +213,18 @@ class TestCompareAndSwap:
             f"refs/agy/x kept moving under {refs.MAX_ATTEMPTS} attempts; nothing was saved"
         )
 
+    def test_delete_only_what_is_expected(self, repo: Repo) -> None:
+        store = store_of(repo.path)
+        first = store.commit_tree(None, [], "first\n")
+        other = store.commit_tree(None, [], "other\n")
+        assert store.create_ref("refs/agy/gone", first, "one")
+        assert not store.delete_ref("refs/agy/gone", other, "not this one")
+        assert repo.ref("refs/agy/gone") == first
+        repo.git("pack-refs", "--all")  # packed only: git's delete rewrites packed-refs
+        assert store.delete_ref("refs/agy/gone", first, "taken back")
+        assert repo.ref("refs/agy/gone") is None
+        assert not store.delete_ref("refs/agy/gone", first, "again")
+
 
 class TestLocks:
     def test_a_lock_left_by_a_killed_writer_of_ours_is_recovered_at_once(

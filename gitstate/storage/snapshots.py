@@ -452,6 +452,26 @@ class Store:
         """Create `ref` at `new` only if it does not exist; False when it does (a clash)."""
         return self.compare_and_swap(ref, None, new, reason)
 
+    def delete_ref(self, ref: str, expected: str, reason: str) -> bool:
+        """Delete `ref` only if it still names `expected` (never what a symbolic ref points
+        at); False when it names something else or is gone. git's compare-and-delete, under
+        the ref's lock like every update here, and packed-refs too; deleting is rare (taking
+        back a half-made archive), so the process is paid rarely. CannotWrite when git refuses
+        while the ref still names `expected`."""
+        from gitstate.storage import gitcli  # rare: a save must not load subprocess
+
+        reason = _CONTROLS.sub(" ", reason)
+        proc = gitcli.run(
+            self.layout, "update-ref", "--no-deref", "-m", reason, "-d", ref, expected
+        )
+        if proc.returncode == 0:
+            return True
+        if self._value(ref) != expected:
+            return False
+        said = (proc.stderr or "").strip().splitlines()
+        cause = said[-1].removeprefix("fatal: ").removeprefix("error: ") if said else "git failed"
+        raise CannotWrite(f"cannot delete {ref}: {cause}", hint=_WRITE_HINT.format(ref=ref))
+
     def _value(self, ref: str) -> str | None:
         """The ref's value as read under its lock: a commit id, a symbolic ref's target (which
         never equals an id), None when absent."""
