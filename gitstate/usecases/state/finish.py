@@ -9,11 +9,12 @@ after the lock is released: the core never waits on the memory slice while it ho
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 
 from gitstate.document.model import Document, render
-from gitstate.errors import Failure, WorkAtRisk
+from gitstate.errors import CannotWrite, Failure, WorkAtRisk
 from gitstate.storage import view
 from gitstate.storage.snapshots import compose_message
 from gitstate.usecases.state import chain
@@ -101,11 +102,10 @@ def _close(ws: Workspace, task_tip: str, closing: str, subject: str) -> None:
 
 
 def _take_back(ws: Workspace, ref: str, expected: str) -> None:
-    """Delete the archive ref just created, if it still names `expected` (compare-and-delete)."""
-    # Imported here: a failed archive is rare, and a save that may archive must start fast.
-    from gitstate.storage import gitcli
-
-    gitcli.run(ws.layout, "update-ref", "-m", "agy-state: archive taken back", "-d", ref, expected)
+    """Delete the archive ref just created, if it still names `expected` (compare-and-delete).
+    Best effort: the failure being raised is what the user must see, not this one's."""
+    with contextlib.suppress(CannotWrite):
+        ws.store.delete_ref(ref, expected, "agy-state: archive taken back")
 
 
 def remember(ws: Workspace, ref: str) -> None:
