@@ -24,7 +24,7 @@ from gitstate.memory.storage.brain import Brain
 from gitstate.memory.storage.layout import MEMORY_REF, REMOTE_KEY
 from gitstate.memory.usecases.brain import memory_warning, open_brain
 from gitstate.memory.usecases.search import reindex
-from gitstate.storage import gitcli, remote_url
+from gitstate.storage import gitcli, refs, remote_url
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.snapshots import compose_message
 
@@ -113,7 +113,7 @@ def merge(
 ) -> tuple[str, str | None, tuple[FileMerge, ...]]:
     """Bring the fetched ref into refs/agy/memory: adopt, fast-forward or merge (CAS, retried)."""
     with lock_mod.held(brain.layout.lock_path):
-        for _attempt in range(20):
+        for _attempt in refs.attempts(MEMORY_REF, "nothing was merged"):
             local, remote = brain.tip(), brain.tip(remote_ref)
             if remote is None:
                 return ("ahead" if local else "up-to-date"), local, ()
@@ -133,7 +133,7 @@ def merge(
             commit, merged = _merge_commit(brain, local, remote, source)
             if brain.compare_and_swap(local, commit, f"agy-state memory sync: merge {source}"):
                 return "merged", commit, merged
-    raise WorkAtRisk("refs/agy/memory kept moving during sync; try again")
+    raise AssertionError("refs.attempts raises when they run out")
 
 
 def _merge_commit(

@@ -10,8 +10,7 @@ from __future__ import annotations
 from gitstate.document.language import KEYS
 from gitstate.document.merge import merge_documents
 from gitstate.document.model import MAX_BYTES, Document, render, template
-from gitstate.errors import WorkAtRisk
-from gitstate.storage import graph
+from gitstate.storage import graph, refs
 from gitstate.storage.snapshots import Store, compose_message
 from gitstate.usecases.state import chain as state
 from gitstate.usecases.state.chain import now_stamp
@@ -117,7 +116,7 @@ def merge_chain(ws: Workspace, local_ref: str, remote: str, source: str) -> Chai
     adopt, fast-forward, or merge. CAS with retry. The commit, not its ref, is passed: a
     `git fetch` between the check and here must not swap in something unchecked."""
     store = ws.store
-    for _attempt in range(20):
+    for _attempt in refs.attempts(local_ref, "nothing was merged"):
         local = store.tip(local_ref)
         if local is None:
             if store.compare_and_swap(local_ref, None, remote, f"agy-state sync: adopt {source}"):
@@ -141,4 +140,4 @@ def merge_chain(ws: Workspace, local_ref: str, remote: str, source: str) -> Chai
             return ChainResult(local_ref, "skipped", local, reason=why)
         if store.compare_and_swap(local_ref, local, commit, f"agy-state sync: merge {source}"):
             return ChainResult(local_ref, "merged", commit, conflicts, over)
-    raise WorkAtRisk(f"{local_ref} kept moving during sync; try again")
+    raise AssertionError("refs.attempts raises when they run out")
