@@ -13,9 +13,10 @@ import contextlib
 import re
 import time
 
+from gitstate import error_map
 from gitstate.document.model import Document, render
 from gitstate.errors import CannotWrite, Failure, WorkAtRisk
-from gitstate.storage import view
+from gitstate.storage import logs, refs, view
 from gitstate.storage.snapshots import compose_message
 from gitstate.usecases.state import chain
 from gitstate.usecases.workspace import Workspace
@@ -90,15 +91,18 @@ def _close(ws: Workspace, task_tip: str, closing: str, subject: str) -> None:
     while the chain still holds the task's tip (a lock a killed writer left is cleared on the
     way, docs/format.md); a chain that moved elsewhere is WorkAtRisk."""
     store, state_ref = ws.store, ws.layout.state_ref
-    for _attempt in range(chain.MAX_ATTEMPTS):
+
+    def attempt() -> bool | None:
         if store.compare_and_swap(state_ref, task_tip, closing, f"agy-state: {subject}"):
-            return
+            return True
         if store.tip(state_ref) != task_tip:
-            break
-    raise WorkAtRisk(
-        f"{state_ref} moved while the task was being archived; nothing was archived",
-        hint="another program is writing the chain; try again",
-    )
+            raise WorkAtRisk(
+                f"{state_ref} moved while the task was being archived; nothing was archived",
+                hint="another program is writing the chain; try again",
+            )
+        return None
+
+    refs.retry(state_ref, attempt, "nothing was archived")
 
 
 def _take_back(ws: Workspace, ref: str, expected: str) -> None:
@@ -123,10 +127,8 @@ def remember(ws: Workspace, ref: str) -> None:
             ws.layout, goal_of(doc), doc.section("done"), doc.section("key_data"), ref
         )
     except Exception as exc:  # the archive is done; a brain that cannot take it is logged
-        try:
-            ws.layout.agy_dir.mkdir(parents=True, exist_ok=True)
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-            with open(ws.layout.agy_dir / "memory.log", "a", encoding="utf-8") as log:
-                log.write(f"{stamp} archive {ref}: not recorded in the brain: {exc!r}\n")
-        except OSError:
-            pass
+        logs.append(
+            ws.layout.agy_dir,
+            logs.MEMORY_LOG,
+            f"archive {ref}: not recorded in the brain: {error_map.log_text(exc)}",
+        )
