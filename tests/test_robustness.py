@@ -289,20 +289,18 @@ def test_a_ref_moved_by_plain_git_between_read_and_write_is_built_on(repo: Repo,
     change = Patch((AddLine("open_issues", "read the limit from the environment"),))
     seen: list[Document | None] = []
 
-    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
+    def produce(start: Document | None) -> state_uc.Produced:
         seen.append(start)
         if len(seen) == 1:
             repo.git("update-ref", "-m", "foreign", STATE_REF, theirs, ours_before)
         applied = apply(start or parse(blob(repo, ours_before).decode()), change)
-        return applied.document, applied.notices
+        return state_uc.Produced(applied.document, applied.notices)
 
-    written = state_uc.write(
+    written = state_uc.write_as(
         Workspace.open(),
+        state_uc.HOOK_SAVE,  # a program's own write: never archives, refuses an over-limit view
         produce,
-        subject=lambda changed: "patch: add to open_issues",
-        allow_secret=False,
-        session=None,
-        write_view_when_unchanged=True,
+        lambda changed, _summary: "patch: add to open_issues",
     )
 
     assert written.outcome == "saved"
@@ -324,7 +322,7 @@ def test_a_writer_that_keeps_moving_the_ref_is_never_overwritten(repo: Repo, cli
     view_before = repo.view.read_bytes()
     moved: list[str] = []
 
-    def produce(start: Document | None) -> tuple[Document, tuple[str, ...]]:
+    def produce(start: Document | None) -> state_uc.Produced:
         tip = repo.ref()
         assert tip is not None
         text = re.sub(
@@ -335,16 +333,14 @@ def test_a_writer_that_keeps_moving_the_ref_is_never_overwritten(repo: Repo, cli
         moved.append(theirs)
         assert start is not None
         applied = apply(start, Patch((AddLine("open_issues", "mine"),)))
-        return applied.document, applied.notices
+        return state_uc.Produced(applied.document, applied.notices)
 
     with pytest.raises(WorkAtRisk, match="nothing was saved"):
-        state_uc.write(
+        state_uc.write_as(
             Workspace.open(),
+            state_uc.HOOK_SAVE,
             produce,
-            subject=lambda changed: "mine",
-            allow_secret=False,
-            session=None,
-            write_view_when_unchanged=True,
+            lambda changed, _summary: "mine",
         )
     assert len(moved) == state_uc.MAX_ATTEMPTS
     assert repo.ref() == moved[-1]  # theirs, never ours

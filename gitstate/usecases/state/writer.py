@@ -157,33 +157,6 @@ def save(
     return write_as(ws, intent, produce, subject, allow_secret=allow_secret, session=session)
 
 
-def write(
-    ws: Workspace,
-    produce: Callable[[Document | None], tuple[Document, tuple[str, ...]] | None],
-    subject: Callable[[tuple[str, ...]], str],
-    allow_secret: bool,
-    session: str | None,
-    write_view_when_unchanged: bool,
-) -> Written:
-    """The write path for a Producer of one's own that returns (document, notices): written as
-    a program's save (`write_view_when_unchanged` False) or patch, never finishing the task.
-    tests/test_robustness.py races the loop through it."""
-
-    def produced(start: Document | None) -> Produced | None:
-        built = produce(start)
-        return None if built is None else Produced(*built)
-
-    action = Action.PATCH if write_view_when_unchanged else Action.SAVE
-    return write_as(
-        ws,
-        Intent(action, Origin.HOOK),
-        produced,
-        lambda changed, _summary: subject(changed),
-        allow_secret=allow_secret,
-        session=session,
-    )
-
-
 def write_as(
     ws: Workspace,
     intent: Intent,
@@ -407,6 +380,5 @@ __all__ = [
     "refuse_secret_in",
     "save",
     "task_base",
-    "write",
     "write_as",
 ]
