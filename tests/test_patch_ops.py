@@ -38,6 +38,7 @@ from gitstate.document.patch import (
     op_from_json,
 )
 from gitstate.errors import EXIT_USAGE, PatchError, UsageError
+from gitstate.usecases.state import patch as patch_uc
 
 # One op of each kind: its JSON object and the op it reads as.
 SAMPLES: dict[str, tuple[dict[str, object], Op]] = {
@@ -96,6 +97,33 @@ def test_every_op_class_is_concrete(cls: type[Op]) -> None:
 
 def test_every_op_has_a_sample() -> None:
     assert set(SAMPLES) == set(OPS)
+
+
+# Whether each op puts steps into next_steps (a patch with one never finishes the task,
+# docs/archive.md); a new op must be named here too.
+ADDS_STEPS: list[tuple[Op, bool]] = [
+    (SetSection("next_steps", "- [ ] a step"), True),
+    (SetSection("next_steps", "  \n "), False),  # empties it
+    (SetSection("goal", "ship it"), False),
+    (AddLine("next_steps", "another step"), True),
+    (AddLine("next_steps", " "), False),
+    (AddLine("open_issues", "- the cache is cold"), False),
+    (RemoveLine("next_steps", "write"), False),
+    (StartStep(1), False),
+    (PauseStep(1), False),
+    (FinishStep(1, "pytest passes"), False),
+    (BlockStep(1, "waiting for review"), False),
+    (AddStep("write the docs"), True),
+]
+
+
+def test_every_op_says_whether_it_adds_steps() -> None:
+    assert {type(op) for op, _ in ADDS_STEPS} == set(OPS.values())
+    for cls in OPS.values():
+        assert "adds_steps" in cls.__dict__, f"{cls.__name__} does not say whether it adds steps"
+    for op, adds in ADDS_STEPS:
+        assert op.adds_steps is adds, op
+        assert patch_uc.adds_steps(Patch((StartStep(1), op))) is adds, op
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))

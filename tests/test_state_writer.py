@@ -81,7 +81,7 @@ class TestNeverArchives:
     def test_a_hooks_patch_never_archives(self, repo: Repo, cli: Any) -> None:
         one_step_task(cli)
         change = Patch((FinishStep(1, "checked"),))
-        written = patch_uc.patch(Workspace.open(repo.path), change, from_hook=True)
+        written = patch_uc.patch(Workspace.open(repo.path), change, origin=Origin.HOOK)
         assert written.outcome is Outcome.SAVED and written.archived is None
         assert archives(repo) == []
         assert "step 1" in repo.view.read_text()

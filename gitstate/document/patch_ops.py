@@ -62,6 +62,12 @@ class Op(ABC):
     def describe(self) -> str:
         """A short phrase for the op alone (Patch.describe)."""
 
+    @property
+    @abstractmethod
+    def adds_steps(self) -> bool:
+        """Whether the op itself puts steps into next_steps: a patch with such an op never
+        finishes the task, even if it leaves next_steps empty (docs/archive.md)."""
+
     def as_json(self) -> dict[str, object]:
         """The op's JSON object: what from_json reads back into an equal op."""
         return {"op": self.NAME, **{f.name: getattr(self, f.name) for f in fields(self)}}
@@ -94,6 +100,10 @@ class SetSection(Op):
     def describe(self) -> str:
         return f"set {self.section}"
 
+    @property
+    def adds_steps(self) -> bool:
+        return self.section == "next_steps" and bool(self.text.strip())
+
 
 @dataclass(frozen=True)
 class AddLine(Op):
@@ -117,6 +127,10 @@ class AddLine(Op):
 
     def describe(self) -> str:
         return f"add to {self.section}: {short(self.text)}"
+
+    @property
+    def adds_steps(self) -> bool:
+        return self.section == "next_steps" and bool(self.text.strip())
 
 
 @dataclass(frozen=True)
@@ -157,6 +171,10 @@ class RemoveLine(Op):
     def describe(self) -> str:
         return f"remove from {self.section}: {short(self.match)}"
 
+    @property
+    def adds_steps(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class StartStep(Op):
@@ -179,6 +197,10 @@ class StartStep(Op):
     def describe(self) -> str:
         return f"start step {self.step}"
 
+    @property
+    def adds_steps(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class PauseStep(Op):
@@ -198,6 +220,10 @@ class PauseStep(Op):
 
     def describe(self) -> str:
         return f"pause step {self.step}"
+
+    @property
+    def adds_steps(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -227,6 +253,10 @@ class FinishStep(Op):
     def describe(self) -> str:
         return f"finish step {self.step}"
 
+    @property
+    def adds_steps(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class BlockStep(Op):
@@ -247,6 +277,10 @@ class BlockStep(Op):
     def describe(self) -> str:
         return f"block step {self.step}: {short(self.reason)}"
 
+    @property
+    def adds_steps(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class AddStep(Op):
@@ -264,6 +298,10 @@ class AddStep(Op):
 
     def describe(self) -> str:
         return f"add step: {short(self.text)}"
+
+    @property
+    def adds_steps(self) -> bool:
+        return True
 
 
 # ---- reading an op from JSON ---------------------------------------------------------------

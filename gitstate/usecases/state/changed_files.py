@@ -15,7 +15,7 @@ from gitstate.storage import objects
 from gitstate.storage.gitcli import clean_env
 from gitstate.usecases.state import patch as patch_uc
 from gitstate.usecases.state.chain import task_base
-from gitstate.usecases.state.writer import Written
+from gitstate.usecases.state.writer import Origin, Written
 from gitstate.usecases.workspace import Workspace
 
 
@@ -56,4 +56,5 @@ def refresh(ws: Workspace) -> Written | None:
         return None
     text = "\n".join(format_lines(diff_since(ws, task_base(ws.store, tip))))
     change = Patch((SetSection("changed_files", text),))
-    return patch_uc.patch(ws, change, message="post-commit: changed_files from git", from_hook=True)
+    message = "post-commit: changed_files from git"
+    return patch_uc.patch(ws, change, message=message, origin=Origin.HOOK)

@@ -7,7 +7,7 @@ to the new tip rather than dropped.
 from __future__ import annotations
 
 from gitstate.document.model import Document, template
-from gitstate.document.patch import AddLine, AddStep, Patch, SetSection, apply
+from gitstate.document.patch import Patch, apply
 from gitstate.usecases.state.chain import now_stamp
 from gitstate.usecases.state.writer import Action, Intent, Origin, Produced, Written, write_as
 from gitstate.usecases.workspace import Workspace
@@ -19,12 +19,12 @@ def patch(
     message: str | None = None,
     allow_secret: bool = False,
     session: str | None = None,
-    from_hook: bool = False,
+    origin: Origin = Origin.USER,
 ) -> Written:
     """Apply a patch to the view (unsaved edits kept), or to the tip, or to a new template.
 
-    A patch that empties next_steps finishes the task, unless it adds steps itself or a hook
-    sent it (`from_hook`)."""
+    A patch that empties next_steps finishes the task, unless it adds steps itself or it is not
+    the user's own (`origin`: a hook sent it)."""
     language = ws.new_language()
     described = change.describe()
 
@@ -36,17 +36,11 @@ def patch(
     def subject(changed: tuple[str, ...], summary: str) -> str:
         return message or "patch: " + summary
 
-    intent = Intent(
-        Action.PATCH, Origin.HOOK if from_hook else Origin.USER, adds_steps=adds_steps(change)
-    )
+    intent = Intent(Action.PATCH, origin, adds_steps=adds_steps(change))
     return write_as(ws, intent, produce, subject, allow_secret=allow_secret, session=session)
 
 
 def adds_steps(change: Patch) -> bool:
-    """Whether the patch itself puts steps into next_steps (such a call never archives)."""
-    for op in change.ops:
-        if isinstance(op, AddStep):
-            return True
-        if isinstance(op, SetSection | AddLine) and op.section == "next_steps" and op.text.strip():
-            return True
-    return False
+    """Whether the patch itself puts steps into next_steps (such a call never archives): each op
+    says so of itself (Op.adds_steps)."""
+    return any(op.adds_steps for op in change.ops)
