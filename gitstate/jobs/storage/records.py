@@ -21,7 +21,7 @@ import pygit2
 from gitstate import secrets
 from gitstate.errors import Failure, WorkAtRisk
 from gitstate.jobs.storage import files as jobfiles
-from gitstate.storage import refs
+from gitstate.storage import exclude, refs
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store, compose_message, parse_trailers
 
@@ -59,17 +59,7 @@ def worktree_path(store: Store, job_id: str) -> Path:
 
 def ensure_excluded(store: Store) -> None:
     """`.agy/` and `/STATE.md` in info/exclude: a job's worktree and view are never committed."""
-    exclude = store.layout.commondir / "info" / "exclude"
-    lines = exclude.read_text().splitlines() if exclude.exists() else []
-    missing = [line for line in EXCLUDE_LINES if line not in (x.strip() for x in lines)]
-    if not missing:
-        return
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    text = exclude.read_text() if exclude.exists() else ""
-    with open(exclude, "a") as handle:
-        if text and not text.endswith("\n"):
-            handle.write("\n")
-        handle.write("".join(line + "\n" for line in missing))
+    exclude.ensure(store.layout, EXCLUDE_LINES)
 
 
 def create_worktree(store: Store, job_id: str, base: str) -> tuple[Path, str]:

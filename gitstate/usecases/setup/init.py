@@ -6,7 +6,7 @@ carries, and starts the state ref's reflog. Each step is done only when missing,
 
 from __future__ import annotations
 
-from gitstate.storage import notes
+from gitstate.storage import exclude, notes
 from gitstate.usecases.sync.carry import agy_user
 from gitstate.usecases.workspace import Workspace
 
@@ -16,15 +16,8 @@ EXCLUDE_LINE = "/STATE.md"
 def init(ws: Workspace) -> list[str]:
     """Exclude the view from git, let decisions follow rewrites, and start the ref's reflog."""
     done: list[str] = []
-    exclude = ws.layout.commondir / "info" / "exclude"
-    lines = exclude.read_text().splitlines() if exclude.exists() else []
-    if EXCLUDE_LINE not in (line.strip() for line in lines):
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        with open(exclude, "a") as handle:
-            if lines and not exclude.read_text().endswith("\n"):
-                handle.write("\n")
-            handle.write(EXCLUDE_LINE + "\n")
-        done.append(f"added {EXCLUDE_LINE} to {exclude}")
+    if exclude.ensure(ws.layout, (EXCLUDE_LINE,)):
+        done.append(f"added {EXCLUDE_LINE} to {exclude.path(ws.layout)}")
     if notes.ensure_rewrite_ref(ws.store):
         done.append(f"set notes.rewriteRef={notes.DECISIONS_REF}")
     if not ws.store.config_value("agy.user"):

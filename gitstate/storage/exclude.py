@@ -1,0 +1,33 @@
+"""git's `info/exclude` in the common dir: the repository's own ignore lines, never committed.
+
+The view, and a job's worktrees, must never be committed by a `git add -A`; `init` and `job` add
+their lines here when missing and never rewrite what is there. Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from gitstate.storage.layout import Layout
+
+
+def path(layout: Layout) -> Path:
+    return layout.commondir / "info" / "exclude"
+
+
+def ensure(layout: Layout, wanted: Iterable[str]) -> list[str]:
+    """Append each line of `wanted` that info/exclude lacks (spaces around a line ignored), on a
+    line of its own even when the file does not end in a newline; the lines added."""
+    exclude = path(layout)
+    text = exclude.read_text() if exclude.exists() else ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in wanted if line not in present]
+    if not missing:
+        return []
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with open(exclude, "a") as handle:
+        if text and not text.endswith("\n"):
+            handle.write("\n")
+        handle.write("".join(line + "\n" for line in missing))
+    return missing
