@@ -220,9 +220,9 @@ def _read_view(layout: Layout) -> bytes | None:
 def extras_for(layout: Layout) -> list[str]:
     """Context offered after the state, in order, while it fits the budget: the known pitfalls
     (active KnownIssue records), from the plain-text cache `decide`/`error` write
-    (usecases/decisions.py:refresh_pitfalls; no pygit2 here)."""
+    (usecases/decisions/records.py:refresh_pitfalls; no pygit2 here)."""
     try:
-        data = view.read_regular(layout.commondir / "agy" / "pitfalls.md", PITFALLS_LIMIT)
+        data = view.read_regular(layout.common_agy_dir / "pitfalls.md", PITFALLS_LIMIT)
     except view.NotRegular:
         data = None
     pitfalls = data.decode("utf-8", "replace") if data else ""
@@ -348,7 +348,7 @@ def pending_jobs(layout: Layout) -> list[str]:
     """
     from gitstate.jobs.document.pending import pending_state
 
-    root = os.path.join(str(layout.commondir), "agy", "jobs")
+    root = str(layout.common_agy_dir / "jobs")
     try:
         names = sorted(os.listdir(root))
     except OSError:

@@ -16,6 +16,7 @@ MAIN_STATE_REF = "refs/agy/state"
 # load pygit2 to learn it; storage/notes.py reads and writes it.
 DECISIONS_REF = "refs/notes/agy/decisions"
 VIEW_NAME = "STATE.md"
+AGY_DIR = "agy"  # the tool's folder inside a git dir: a work tree's own, and the common dir's
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
 TYPE_CHECKING = False
@@ -50,7 +51,13 @@ class Layout(_Fields):
     @property
     def agy_dir(self) -> Path:
         """This work tree's private files: view record, lock, overwritten views."""
-        return self.gitdir / "agy"
+        return self.gitdir / AGY_DIR
+
+    @property
+    def common_agy_dir(self) -> Path:
+        """What every work tree of the repository shares: the ref writers' lock, the sync and
+        decisions locks, pitfalls.md, the jobs' folders and their queue."""
+        return self.commondir / AGY_DIR
 
     @classmethod
     def from_dirs(cls, gitdir: Path, workdir: Path | None) -> Layout:

@@ -167,7 +167,7 @@ PITFALLS_FILE = "pitfalls.md"  # hooks/agent.py:extras_for reads <commondir>/agy
 
 def cache_path(layout: Layout, name: str = PITFALLS_FILE) -> Path:
     """Shared by every work tree of the repository, as the notes ref is."""
-    return layout.commondir / "agy" / name
+    return layout.common_agy_dir / name
 
 
 def write_cache(layout: Layout, text: str | None, name: str = PITFALLS_FILE) -> Path | None:

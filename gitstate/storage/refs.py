@@ -28,6 +28,7 @@ from typing import TypeVar
 
 from gitstate.errors import CannotWrite, WorkAtRisk
 from gitstate.storage import lock as lock_mod
+from gitstate.storage.layout import AGY_DIR
 
 T = TypeVar("T")
 MAX_ATTEMPTS = 20  # lost races before a writer gives up (WorkAtRisk)
@@ -77,7 +78,7 @@ def update(
     """
     if not shared(ref):
         raise ValueError(f"{ref} is not a ref of the common git dir")
-    fd = lock_mod.acquire(commondir / "agy" / WRITER_LOCK, WRITER_WAIT)
+    fd = lock_mod.acquire(commondir / AGY_DIR / WRITER_LOCK, WRITER_WAIT)
     made: Path | None = None
     try:
         _recover(commondir, fd)
@@ -120,7 +121,7 @@ def _lock(commondir: Path, ref: str, new: str, fd: int) -> Path:
     temporary file first, recorded, then hard-linked into place (which fails if the name is
     taken), so no moment exists when our lock is there but not recorded."""
     lock = commondir / (ref + ".lock")
-    tmp = commondir / "agy" / WRITER_TMP
+    tmp = commondir / AGY_DIR / WRITER_TMP
     _unlink(tmp)
     out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -206,7 +207,7 @@ def _recover(commondir: Path, fd: int) -> None:
     fields = said[1].split() if len(said) > 1 else []
     if not fields:
         return  # the last holder finished (or there was none)
-    _unlink(commondir / "agy" / WRITER_TMP)
+    _unlink(commondir / AGY_DIR / WRITER_TMP)
     if len(fields) == 4 and all(f.isdigit() for f in fields[1:]):
         ref, dev, ino, mtime = fields[0], int(fields[1]), int(fields[2]), int(fields[3])
         lock = commondir / (ref + ".lock")

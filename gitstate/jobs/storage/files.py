@@ -75,16 +75,16 @@ class JobFiles(NamedTuple):
 
 
 def jobs_root(layout: Layout) -> Path:
-    return layout.commondir / "agy" / "jobs"
+    return layout.common_agy_dir / "jobs"
 
 
 def queue_dir(layout: Layout) -> Path:
     """Where waiting processes keep their doorbells (see storage/doorbell.py)."""
-    return layout.commondir / "agy" / "queue"
+    return layout.common_agy_dir / "queue"
 
 
 def queue_lock_path(layout: Layout) -> Path:
-    return layout.commondir / "agy" / "queue.lock"
+    return layout.common_agy_dir / "queue.lock"
 
 
 def check_id(job_id: str) -> str:
@@ -278,7 +278,7 @@ def supervisor_alive(job: JobFiles) -> bool:
 
 def next_sequence(layout: Layout) -> int:
     """A counter that orders submissions made in the same instant; call under the queue lock."""
-    path = layout.commondir / "agy" / "queue.seq"
+    path = layout.common_agy_dir / "queue.seq"
     try:
         current = int(path.read_text().strip() or "0")
     except (OSError, ValueError):

@@ -355,7 +355,7 @@ def _remote(ws: Workspace) -> Check:
 
 
 def _jobs(ws: Workspace) -> Check:
-    folder = ws.layout.commondir / "agy" / "jobs"
+    folder = ws.layout.common_agy_dir / "jobs"
     if not folder.is_dir():
         return Check("jobs", OK, "none")
     from gitstate.jobs.usecases import control

@@ -202,7 +202,7 @@ def merge_notes(ws: Workspace, name: str, listing: dict[str, str], skipped: dict
         skipped[remote_ref] = problem
         return "skipped"
     store = ws.store
-    with lock_mod.held(ws.layout.commondir / "agy" / "decisions.lock"):
+    with lock_mod.held(ws.layout.common_agy_dir / "decisions.lock"):
         local = store.tip(DECISIONS_REF)
         if local == remote or (local and graph.is_descendant(store, local, remote)):
             result = "up-to-date"
@@ -439,7 +439,7 @@ def sync(
     # `--from <yourself>` takes what others wrote onto your own chain (docs/sync.md).
     trust = sync_trust.trust_of(ws, user, accept_foreign=teammate == user)
     skipped: dict[str, str] = {}  # received ref -> why it was left alone (one warning each)
-    with lock_mod.held(ws.layout.commondir / "agy" / "sync.lock", wait=120):
+    with lock_mod.held(ws.layout.common_agy_dir / "sync.lock", wait=120):
         rounds = 0
         chains: list[ChainResult] = []
         received: list[str] = []
