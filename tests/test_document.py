@@ -1,7 +1,7 @@
 """The pure document layer: outline, parse, render and validate STATE.md (docs/format.md).
 
-zh-TW must behave as the peer validator antigravity-state does (peers.md §1.2-1.3), in the peer's
-own words; en and zh-CN follow the same rules with their own headings and tokens.
+zh-TW must behave as the peer validator antigravity-state does (its format and its verdicts), in
+the peer's own words; en and zh-CN follow the same rules with their own headings and tokens.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ SAMPLES = [
 
 # ---- zh-TW: the peer's verdicts and words --------------------------------------------------
 
-# The peer's messages, copied from peers.md §1.3.
+# The peer's messages, word for word as antigravity-state's validator words them.
 TITLE = "標題行須為「# 任務狀態 ── 最後更新 YYYY-MM-DD HH:mm」"
 SECTIONS = (
     "段落須恰為七段且順序固定：目標、已完成、已變更檔案、待解決、關鍵資料（原樣保留）、"

@@ -1,4 +1,5 @@
-"""The state patch ΔΣ (docs/format.md, §4): typed ops, their JSON form, and applying them whole.
+"""The state patch ΔΣ (docs/format.md, "Patches"; docs/commands.md): typed ops, their JSON form,
+and applying them whole.
 
 A patch either applies completely and leaves a valid document, or raises and changes nothing.
 """

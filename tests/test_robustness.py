@@ -1,4 +1,5 @@
-"""Nothing lost, bad input gets one clear line (docs/format.md, §3, §4, §10).
+"""Nothing lost, bad input gets one clear line (docs/format.md, docs/refs.md, docs/commands.md,
+docs/exit-codes.md).
 
 Real repositories and real processes: writers racing each other, a foreign `git update-ref`
 between our read and our write, writers killed with SIGKILL at random moments, a corpus of

@@ -1,4 +1,5 @@
-"""Sync between machines through a real bare remote (docs/sync.md, §6, §3; issue 5).
+"""Sync between machines through a real bare remote (docs/sync.md, docs/archive.md,
+docs/phase-and-checkpoints.md, docs/refs.md; issue 5).
 
 Every "machine" is a clone of one bare repository in a temp dir, with its own `user.email`: the
 same person on two machines shares an email, a teammate has another. `sync` (and every call

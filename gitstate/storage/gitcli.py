@@ -17,8 +17,8 @@ from gitstate.storage.layout import Layout
 
 # What `git rev-parse --local-env-vars` prints: the variables that tie a git process to one
 # repository (a hook inherits GIT_DIR, GIT_INDEX_FILE…). Only these are dropped: the user's
-# GIT_SSH_COMMAND, GIT_ASKPASS, GIT_CONFIG_GLOBAL, GIT_COMMITTER_* … must reach git (§9: users'
-# credentials, ssh config and proxies must just work).
+# GIT_SSH_COMMAND, GIT_ASKPASS, GIT_CONFIG_GLOBAL, GIT_COMMITTER_* … must reach git (docs/sync.md:
+# users' credentials, ssh config and proxies must just work).
 LOCAL_ENV_VARS = frozenset(
     {
         "GIT_ALTERNATE_OBJECT_DIRECTORIES",

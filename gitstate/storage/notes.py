@@ -26,7 +26,7 @@ REWRITE_KEY = "notes.rewriteRef"
 HEX = frozenset("0123456789abcdef")
 OID_LENGTHS = (40, 64)  # SHA-1 and SHA-256 repositories
 # A note bigger than this is never read (its header says how big it is): the cap sync checks
-# received notes against (usecases/sync_trust.py, docs/sync.md), kept by readers too, so a
+# received notes against (usecases/sync/trust.py, docs/sync.md), kept by readers too, so a
 # note that arrived some other way (a plain `git fetch`) costs no more.
 MAX_NOTE_BYTES = 1024 * 1024
 

@@ -3,7 +3,7 @@
 Through the `git` command (credentials, ssh config and proxies just work), in the brain's own git
 dir: the project's sync never carries refs/agy/memory. REMOTE is a URL, a path or a remote of the
 brain, remembered as `agy.memoryRemote`. Diverged brains merge against their merge base (an
-empty one for unrelated histories) with document/memory_merge.py; the merge is never refused,
+empty one for unrelated histories) with memory/document/merge.py; the merge is never refused,
 never scanned (its content was scanned where it was written). A push that loses a race fetches,
 merges and pushes again. The index catches up with the merged tip.
 """

@@ -156,7 +156,7 @@ def bring_chain(
     listing: dict[str, str],
     trust: sync_trust.Trust | None,
 ) -> ChainResult:
-    """Decide with git what a chain needs; load pygit2 (sync_chains) only when it must move.
+    """Decide with git what a chain needs; load pygit2 (chains.py) only when it must move.
 
     What the remote sent is checked first (`trust`: this person's own chain; None: a
     teammate's asked for with --from); a copy that fails is `skipped`, with the reason."""
