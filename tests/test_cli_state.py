@@ -51,6 +51,22 @@ class TestInit:
         exclude = (repo.path / ".git" / "info" / "exclude").read_text()
         assert exclude.splitlines().count("/STATE.md") == 1
 
+    def test_init_appends_its_line_after_the_users_own(self, repo: Repo, cli: Any) -> None:
+        exclude = repo.path / ".git" / "info" / "exclude"
+        exclude.parent.mkdir(exist_ok=True)
+        exclude.write_text("*.log")  # no final newline
+        assert cli("init").exit_code == 0
+        assert exclude.read_text() == "*.log\n/STATE.md\n"
+
+    def test_init_takes_an_indented_line_as_its_own(self, repo: Repo, cli: Any) -> None:
+        exclude = repo.path / ".git" / "info" / "exclude"
+        exclude.parent.mkdir(exist_ok=True)
+        exclude.write_text("  /STATE.md  \n")
+        result = cli("init", "--json")
+        assert result.exit_code == 0, result.stderr
+        assert not any("exclude" in action for action in js(result)["actions"])
+        assert exclude.read_text() == "  /STATE.md  \n"
+
     def test_view_is_ignored_by_git_after_init(self, repo: Repo, cli: Any) -> None:
         cli("init")
         start_task(cli)
