@@ -255,3 +255,88 @@ def test_the_generator_writes_every_registered_agents_plugin(tmp_path: Path) -> 
     for name in agents.NAMES:
         for rel, text in agent_install.plugin_files(name).items():
             assert (tmp_path / name / rel).read_text(encoding="utf-8") == text
+
+
+# ---- what the registry answers for the hooks and the jobs, per agent ---------------------------
+
+
+@pytest.mark.parametrize("name", agents.NAMES)
+def test_each_agent_says_whether_an_inject_follows_a_compaction(name: str) -> None:
+    """A session's start after a compaction gets no memory core (hooks/memory.py); the agent's
+    module says which start that is, and the registry asks it."""
+    module = agents.get(name)
+    for payload in PAYLOADS[name]:
+        assert module.after_compaction(payload) is False, payload
+        assert agents.after_compaction(module, payload) is False
+        if "source" in payload:  # a session start: the same start after a compaction
+            compacted = {**payload, "source": "compact"}
+            assert agents.detect(compacted) is module
+            assert module.after_compaction(compacted) is True
+            assert agents.after_compaction(module, compacted) is True
+    # With no agent known (plain CLI mode), any agent's word counts.
+    assert agents.after_compaction(None, {"source": "compact"}) is any(
+        m.after_compaction({"source": "compact"}) for m in agents.REGISTERED
+    )
+    assert agents.after_compaction(None, {}) is False
+
+
+def test_the_jobs_default_agent_is_the_first_with_a_job_adapter() -> None:
+    from gitstate.jobs.document import config
+
+    default = agents.default_job_agent()
+    assert default == agents.job_kinds()[0]
+    assert config.load(lambda key: None).agent == (default,)
+    assert agents.job_kind_of("/opt/bin/some-wrapper") == default
+
+
+QUOTA_JSON = json.dumps(
+    {"command": {"data": {"groups": [{"window": "5h", "used": 3, "limit": 10}, "junk"]}}}
+)
+WINDOW_KEYS = ["name", "used", "limit", "remaining", "percent", "resets_at"]
+
+
+@pytest.mark.parametrize("name", agents.job_kinds())
+def test_each_job_adapter_reads_its_own_quota_answer(name: str) -> None:
+    """`job quota` asks the agents whose CLI reports usage windows; the adapter reads the answer
+    into the neutral Quota, named by the agent's display name, or refuses in a Failure."""
+    from gitstate.errors import Failure
+
+    module = agents.get(name)
+    adapter = agents.job_adapter(name)
+    if module not in agents.quota_agents():
+        assert adapter.quota_argv((name,)) is None
+        with pytest.raises(Failure):
+            adapter.read_quota(QUOTA_JSON)
+        return
+    argv = adapter.quota_argv(("/opt/bin/" + name,))
+    assert argv is not None and argv[0] == "/opt/bin/" + name
+    found = adapter.read_quota(QUOTA_JSON)
+    assert found.agent == module.TITLE
+    assert list(found.as_json()) == ["source", "windows"]
+    assert [list(window) for window in found.windows] == [WINDOW_KEYS]
+    assert found.windows[0]["name"] == "5h" and found.windows[0]["used"] == 3
+    with pytest.raises(Failure, match=module.TITLE):
+        adapter.read_quota("no usage here")
+
+
+def test_quota_is_asked_of_agy() -> None:
+    assert [module.NAME for module in agents.quota_agents()] == ["agy"]
+    found = agents.job_adapter("agy").read_quota("5h\t1\t9\n")
+    assert (found.agent, found.source, found.windows[0]["limit"]) == ("agy", "text", "9")
+
+
+@pytest.mark.parametrize("name", agents.job_kinds())
+def test_each_job_adapter_judges_its_own_false_alarms(name: str) -> None:
+    """An attempt's failed result may be the agent's known false alarm (the round is done);
+    only agy has one: ERROR "not a valid artifact path" with its structured answer there."""
+    from gitstate.agents.jobs import Outcome
+
+    def outcome(status: str, response: str, structured: Any) -> Outcome:
+        return Outcome(status, response, structured, None, None, None, None)
+
+    adapter = agents.job_adapter(name)
+    alarm = outcome("ERROR", "x: not a valid artifact path", {"summary": "done"})
+    assert adapter.false_alarm(outcome("SUCCESS", "", {"summary": "done"})) is False
+    assert adapter.false_alarm(outcome("ERROR", "boom", {"summary": "done"})) is False
+    assert adapter.false_alarm(alarm._replace(structured_output=None)) is False
+    assert adapter.false_alarm(alarm) is (name == "agy")

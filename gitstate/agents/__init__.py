@@ -92,17 +92,39 @@ def project_dir_of(payload: dict[str, Any], environ: dict[str, str] | Any) -> st
     return None
 
 
+def after_compaction(agent: AgentCLI | None, payload: dict[str, Any]) -> bool:
+    """Whether an inject is a session's start after a compaction: the agent's own answer; with
+    no agent known (plain CLI mode), whether any agent would take the payload for one."""
+    if agent is not None:
+        return agent.after_compaction(payload)
+    return any(module.after_compaction(payload) for module in REGISTERED)
+
+
 def job_kinds() -> tuple[str, ...]:
     """The agents a background job can run (those with a job adapter)."""
     return tuple(module.NAME for module in REGISTERED if module.JOB is not None)
 
 
+def default_job_agent() -> str:
+    """The agent a job runs when `agy.agent` is not set: the first registered one with a job
+    adapter (agy)."""
+    return job_kinds()[0]
+
+
 def job_kind_of(command: str) -> str:
     """The job adapter a command is taken for when `agy.agentKind` is not set: the agent whose
-    name its file name begins with (`/opt/bin/claude-2` is claude), else the first (agy)."""
+    name its file name begins with (`/opt/bin/claude-2` is claude), else the default (agy)."""
     name = command.rsplit("/", 1)[-1]
-    kinds = job_kinds()
-    return next((kind for kind in kinds if name.startswith(kind)), kinds[0])
+    return next((kind for kind in job_kinds() if name.startswith(kind)), default_job_agent())
+
+
+def quota_agents() -> tuple[AgentCLI, ...]:
+    """The agents whose CLI reports its usage windows (`job quota` asks them)."""
+    return tuple(
+        module
+        for module in REGISTERED
+        if module.JOB is not None and module.JOB.quota_argv((module.NAME,)) is not None
+    )
 
 
 def job_adapter(kind: str) -> JobAdapter:

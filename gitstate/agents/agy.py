@@ -6,6 +6,8 @@ names `conversationId` and `workspacePaths`. Install: the plugin dir and `agy pl
 when agy is on PATH, else the workspace `.agents/hooks.json` (project) or the command to run
 (user). Jobs: `agy -p PROMPT --output-format stream-json`, `--conversation ID`,
 `--print-timeout`, the schema as a file; the result arrives as `{"event":"result","result":{…}}`.
+Quota: `agy -p /usage --output-format json`, whose format is not documented: `command.data.groups`
+when present, else tab-separated text.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gitstate.agents.base import Place
-    from gitstate.agents.jobs import Call
+    from gitstate.agents.jobs import Call, Outcome, Quota
     from gitstate.agents.settings_file import Ledger
 
 NAME = "agy"
@@ -65,6 +67,10 @@ def stop_looping(payload: dict[str, Any]) -> bool:
 def memory_key(payload: dict[str, Any]) -> object:
     # Every turn's first invocation looks alike: the memory core goes once per conversation.
     return payload.get("conversationId")
+
+
+def after_compaction(payload: dict[str, Any]) -> bool:
+    return False  # agy's PreInvocation names no compaction: a turn is a turn
 
 
 def nothing(action: str) -> dict[str, Any]:
@@ -344,6 +350,68 @@ class _Job:
     def result_fields(self, body: dict[str, Any]) -> dict[str, Any]:
         names = ("status", "response", "duration_seconds")
         return {name: body[name] for name in names if body.get(name) is not None}
+
+    def false_alarm(self, outcome: Outcome) -> bool:
+        """agy reports ERROR "not a valid artifact path" after a run whose structured answer
+        is there: a known false alarm, the work itself is done."""
+        return (
+            outcome.status == "ERROR"
+            and isinstance(outcome.structured_output, dict)
+            and "not a valid artifact path" in outcome.response
+        )
+
+    def read_quota(self, text: str) -> Quota:
+        """`command.data.groups` of the JSON answer, else tab-separated rows (a header row
+        naming the columns, or name, used, limit, remaining, resets_at in that order)."""
+        import json
+
+        from gitstate.agents.jobs import Quota
+        from gitstate.errors import Failure
+
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        groups = _dig(data, "command", "data", "groups")
+        if isinstance(groups, list):
+            windows = [_window(g) for g in groups if isinstance(g, dict)]
+            return Quota(TITLE, "json", windows)
+        rows = [line.split("\t") for line in text.splitlines() if "\t" in line]
+        if rows:
+            head = [h.strip().lower() for h in rows[0]]
+            named = any(h in ("window", "name", "used", "limit") for h in head)
+            body = rows[1:] if named else rows
+            keys = head if named else ["name", "used", "limit", "remaining", "resets_at"]
+            cells = (dict(zip(keys, (c.strip() for c in row), strict=False)) for row in body)
+            return Quota(TITLE, "text", [_window(cell) for cell in cells])
+        raise Failure(f"could not read {TITLE}'s usage answer", hint=text.strip()[:200] or None)
+
+
+def _dig(data: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _window(group: dict[str, Any]) -> dict[str, Any]:
+    """One usage window under the neutral names, from whichever of agy's names it carries."""
+
+    def pick(*names: str) -> Any:
+        for name in names:
+            if group.get(name) not in (None, ""):
+                return group[name]
+        return None
+
+    return {
+        "name": pick("window", "name", "label", "title", "id"),
+        "used": pick("used", "usage", "consumed"),
+        "limit": pick("limit", "quota", "max", "total"),
+        "remaining": pick("remaining", "left", "available"),
+        "percent": pick("percent", "percentage", "used_percent", "pct"),
+        "resets_at": pick("resets_at", "reset_at", "resetsAt", "reset", "resets"),
+    }
 
 
 def _option_value(prompt: str) -> str:

@@ -72,6 +72,11 @@ if TYPE_CHECKING:
             wired so that every inject is a new session (hooks/memory.py)."""
             ...
 
+        def after_compaction(self, payload: dict[str, Any]) -> bool:
+            """Whether this inject is the session's start after a compaction: the compacted
+            conversation still carries what was injected at its start (hooks/memory.py)."""
+            ...
+
         # ---- the answers ---------------------------------------------------------------
 
         def nothing(self, action: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gitstate.agents.base import Place
-    from gitstate.agents.jobs import Call
+    from gitstate.agents.jobs import Call, Outcome, Quota
 
 NAME = "claude"
 TITLE = "Claude Code"
@@ -55,6 +55,11 @@ def stop_looping(payload: dict[str, Any]) -> bool:
 
 def memory_key(payload: dict[str, Any]) -> object:
     return None  # inject runs only at a session's start
+
+
+def after_compaction(payload: dict[str, Any]) -> bool:
+    # SessionStart's `source` is startup, resume, clear or compact (docs/hooks.md).
+    return payload.get("source") == "compact"
 
 
 def nothing(action: str) -> dict[str, Any]:
@@ -154,6 +159,11 @@ class _Job:
     def quota_argv(self, command: tuple[str, ...]) -> list[str] | None:
         return None  # print mode reports no usage windows
 
+    def read_quota(self, text: str) -> Quota:
+        from gitstate.errors import Failure
+
+        raise Failure(f"{TITLE} reports no usage windows")  # no quota_argv: never asked
+
     def auth_dirs(self, home: Path) -> list[Path]:
         return [home / ".claude"]
 
@@ -172,6 +182,9 @@ class _Job:
         if isinstance(body.get("duration_ms"), int | float):
             fields["duration_seconds"] = body["duration_ms"] / 1000
         return fields
+
+    def false_alarm(self, outcome: Outcome) -> bool:
+        return False  # no known false alarm: an error is an error
 
 
 JOB = _Job()

@@ -77,6 +77,11 @@ def memory_key(payload: dict[str, Any]) -> object:
     return None  # inject runs only at a session's start
 
 
+def after_compaction(payload: dict[str, Any]) -> bool:
+    # SessionStart's `source` is startup, resume, clear or compact (docs/hooks.md).
+    return payload.get("source") == "compact"
+
+
 def nothing(action: str) -> dict[str, Any]:
     return {}
 

@@ -14,10 +14,6 @@ from typing import Any, NamedTuple, Protocol
 
 from gitstate import agents
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gitstate.jobs.document.config import JobConfig
-
 
 class Call(NamedTuple):
     prompt: str
@@ -40,6 +36,18 @@ class Outcome(NamedTuple):
     usage: dict[str, Any] | None
 
 
+class Quota(NamedTuple):
+    """An agent's usage windows, in one vocabulary for every agent: each window a dict of
+    name, used, limit, remaining, percent and resets_at (None: the agent did not say)."""
+
+    agent: str  # the agent's display name (its module's TITLE): "agy"
+    source: str  # how the answer was read: "json", or "text" (tab-separated)
+    windows: list[dict[str, Any]]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"source": self.source, "windows": self.windows}
+
+
 class JobAdapter(Protocol):
     """What an agent module's JOB provides."""
 
@@ -57,6 +65,10 @@ class JobAdapter(Protocol):
         """The command that prints the usage windows as JSON; None when the CLI has none."""
         ...
 
+    def read_quota(self, text: str) -> Quota:
+        """The usage windows in what quota_argv's command printed; Failure when unreadable."""
+        ...
+
     def auth_dirs(self, home: Path) -> list[Path]:
         """Where the CLI keeps its login (doctor warns when none exists)."""
         ...
@@ -69,17 +81,19 @@ class JobAdapter(Protocol):
         """status, response and duration_seconds as this CLI names them (absent: not given)."""
         ...
 
+    def false_alarm(self, outcome: Outcome) -> bool:
+        """Whether a failed result is this CLI's known false alarm: the work itself is there
+        and the round counts as done."""
+        ...
+
 
 class Agent(NamedTuple):
-    """The configured agent of the jobs: which adapter (`kind`), the command, the permissions."""
+    """The configured agent of the jobs: which adapter (`kind`), the command, the permissions
+    (the jobs slice makes it from its settings: jobs/usecases/agents.py:configured)."""
 
     kind: str
     command: tuple[str, ...]
     skip_permissions: bool
-
-    @classmethod
-    def from_config(cls, config: JobConfig) -> Agent:
-        return cls(config.kind, config.agent, config.skip_permissions)
 
     @property
     def name(self) -> str:
@@ -100,6 +114,12 @@ class Agent(NamedTuple):
 
     def auth_dirs(self, home: Path) -> list[Path]:
         return self.adapter.auth_dirs(home)
+
+    def read_quota(self, text: str) -> Quota:
+        return self.adapter.read_quota(text)
+
+    def false_alarm(self, outcome: Outcome) -> bool:
+        return self.adapter.false_alarm(outcome)
 
 
 def _adapters() -> list[JobAdapter]:

@@ -1,7 +1,8 @@
 """`git agy-state job …`: background agent jobs in their own worktrees (docs/jobs.md).
 
 A thin edge: each subcommand parses its options, calls one use case in gitstate.jobs
-and prints (text by default, `--json` for programs). Exit codes are sub-agy's.
+and prints (text by default, `--json` for programs). Exit codes are sub-agy's. The use cases are
+imported inside the commands: they load pygit2, which no other command should pay for.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitstate import error_map
+from gitstate import agents, error_map
 from gitstate.cli.output import emit_json, json_option, note, say
-from gitstate.errors import EXIT_FAILURE, TimedOut, UsageError
+from gitstate.errors import EXIT_AGENT_MISSING, EXIT_FAILURE, TimedOut, UsageError
 from gitstate.jobs.document.pending import is_pending
 from gitstate.storage.layout import Layout
 
@@ -383,7 +384,6 @@ def pending(as_json: bool) -> None:
 @json_option
 def doctor(as_json: bool) -> None:
     """Can jobs run here? The agent CLI, git, Python, settings, the worktree folder."""
-    from gitstate.errors import EXIT_AGENT_MISSING
     from gitstate.jobs.usecases import doctor as doctor_uc
 
     report = doctor_uc.doctor(_layout())
@@ -409,18 +409,27 @@ def doctor(as_json: bool) -> None:
         _exit(EXIT_FAILURE)
 
 
-@job.command()
+def _quota_help() -> str:
+    """quota's help: whose usage windows it reads and what it runs (the agents registry)."""
+    asks = [
+        f"{module.TITLE}'s usage windows (asks `{' '.join(argv)}`; costs no tokens)."
+        for module in agents.quota_agents()
+        if module.JOB is not None and (argv := module.JOB.quota_argv((module.NAME,)))
+    ]
+    return " ".join(asks) or "The agent's usage windows (no agent reports them)."
+
+
+@job.command(help=_quota_help())
 @json_option
 def quota(as_json: bool) -> None:
-    """agy's usage windows (asks `agy -p /usage`; costs no tokens)."""
     from gitstate.jobs.usecases import doctor as doctor_uc
 
-    body = doctor_uc.quota(_layout())
+    found = doctor_uc.quota(_layout())
     if as_json:
-        emit_json(body)
+        emit_json(found.as_json())
         return
-    if not body["windows"]:
-        say("agy reported no usage windows")
-    for window in body["windows"]:
+    if not found.windows:
+        say(f"{found.agent} reported no usage windows")
+    for window in found.windows:
         fields = [f"{k} {v}" for k, v in window.items() if k != "name" and v is not None]
         say(f"{window['name'] or 'window'}: " + ", ".join(fields))

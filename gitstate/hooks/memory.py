@@ -5,14 +5,15 @@ agy.memoryBudget (hooks/frame.py; docs/hooks.md, "What is injected").
 
 Read from the brain's plain-text cache (storage/memory_cache.py), never through pygit2; standard
 library only and no `typing` at run time, like hooks/agent.py. Given only at startup and resume:
-not after a compaction (Claude Code / Gemini CLI `source: compact`), and for agy, whose first
-invocation of every turn looks alike, once per conversation.
+not after a compaction (the agent's module says which start that is: agents.after_compaction),
+and for agy, whose first invocation of every turn looks alike, once per conversation.
 """
 
 from __future__ import annotations
 
 import time
 
+from gitstate import agents
 from gitstate.memory.storage.layout import BrainLayout, inject_settings, work_tree_name
 
 TYPE_CHECKING = False
@@ -29,7 +30,7 @@ def core_for(
     agent: AgentCLI | None, payload: dict[str, Any], layout: Layout | None, project_dir: str
 ) -> str | None:
     """The memory core to inject, or None (no brain, injection off, compaction, already given)."""
-    if payload.get("source") == "compact":
+    if agents.after_compaction(agent, payload):
         return None  # the compacted conversation still carries what was injected at its start
     brain = BrainLayout()
     if not brain.exists():

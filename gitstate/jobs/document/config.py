@@ -52,13 +52,15 @@ def check_effort(value: str | None, what: str = "--effort") -> str | None:
 
 def load(get: Callable[[str], str | None]) -> JobConfig:
     """The settings from a config reader (`get(key)` → the value or None)."""
-    raw_agent = get("agy.agent") or "agy"
+    raw_agent = get("agy.agent") or agents.default_job_agent()
     try:
         agent = tuple(shlex.split(raw_agent))
     except ValueError as exc:
         raise UsageError(f"agy.agent is {raw_agent!r}: {exc}") from None
     if not agent:
-        raise UsageError("agy.agent is empty", hint="git config agy.agent agy")
+        raise UsageError(
+            "agy.agent is empty", hint=f"git config agy.agent {agents.default_job_agent()}"
+        )
     kind = get("agy.agentKind") or agents.job_kind_of(agent[0])
     if kind not in agents.job_kinds():
         raise UsageError(f"agy.agentKind is {kind!r}", hint=" or ".join(agents.job_kinds()))

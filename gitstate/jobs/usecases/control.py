@@ -11,6 +11,7 @@ import time
 from typing import Any, NamedTuple
 
 from gitstate.errors import Failure, NotFinished, UsageError, WorkAtRisk
+from gitstate.jobs.document import config as config_mod
 from gitstate.jobs.document.pending import ACTIVE, is_pending
 from gitstate.jobs.storage import doorbell, records
 from gitstate.jobs.storage import files as jobfiles
@@ -42,9 +43,7 @@ def with_position(layout: Layout, meta: Meta) -> Meta:
 
 
 def _limit(layout: Layout) -> int:
-    from gitstate.jobs.usecases.submit import job_config
-
-    return job_config(records.main_store(layout)).max_concurrent
+    return config_mod.load(records.main_store(layout).config_value).max_concurrent
 
 
 def list_jobs(layout: Layout, state: str | None = None) -> list[Meta]:

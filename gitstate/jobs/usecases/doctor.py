@@ -1,25 +1,27 @@
-"""`job doctor` (can jobs run here?) and `job quota` (agy's usage windows, parsed).
+"""`job doctor` (can jobs run here?) and `job quota` (the agent's usage windows).
 
 doctor checks the agent CLI (present, `--version`), git, Python, the settings, and that the
 worktree folder is writable; missing agent login folders are only a warning (the agent may
-authenticate another way). The quota output format of agy is not documented; the parser takes
-`command.data.groups` when present and falls back to tab-separated text.
+authenticate another way). quota runs the command the agent's job adapter names and lets the
+adapter read its answer (gitstate/agents/: agy's `/usage`).
 """
 
 from __future__ import annotations
 
-import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gitstate import agents
 from gitstate.errors import AgentMissing, AgyError, Failure
+from gitstate.jobs.document import config as config_mod
 from gitstate.jobs.storage import records
-from gitstate.jobs.usecases.agents import Agent
-from gitstate.jobs.usecases.submit import job_config, require_agent
+from gitstate.jobs.usecases.agents import Agent, Quota, configured
+from gitstate.jobs.usecases.submit import require_agent
 from gitstate.storage.layout import Layout
 
 VERSION_TIMEOUT = 15.0
@@ -41,8 +43,8 @@ def doctor(layout: Layout) -> Report:
     body: dict[str, Any] = {}
     agent: Agent | None = None
     try:
-        config = job_config(store)
-        agent = Agent.from_config(config)
+        config = config_mod.load(store.config_value)
+        agent = configured(config)
         body["config"] = {
             "agent": list(config.agent),
             "agent_kind": config.kind,
@@ -123,14 +125,17 @@ def _run(argv: list[str], timeout: float) -> tuple[str | None, str | None]:
 # ---- quota --------------------------------------------------------------------------------
 
 
-def quota(layout: Layout) -> dict[str, Any]:
-    config = job_config(records.main_store(layout))
-    agent = Agent.from_config(config)
+def quota(layout: Layout) -> Quota:
+    """The configured agent's usage windows, read by its adapter (gitstate/agents/)."""
+    config = config_mod.load(records.main_store(layout).config_value)
+    agent = configured(config)
     argv = agent.quota_argv()
-    if argv is None:  # the agent's CLI reports no usage windows (gitstate/agents/)
+    if argv is None:  # the agent's CLI reports no usage windows
+        askable = agents.quota_agents()
+        whose = " or ".join(f"{module.TITLE}'s" for module in askable)
         raise Failure(
-            f"quota reads agy's usage; the configured agent is {agent.kind}",
-            hint="git config agy.agent agy",
+            f"quota reads {whose} usage; the configured agent is {agent.kind}",
+            hint=f"git config agy.agent {askable[0].NAME}" if askable else None,
         )
     require_agent(config)
     try:
@@ -147,50 +152,12 @@ def quota(layout: Layout) -> dict[str, Any]:
     except subprocess.TimeoutExpired:
         raise Failure(f"{agent.name} gave no usage answer within {QUOTA_TIMEOUT:g}s") from None
     if proc.returncode != 0 and not proc.stdout.strip():
-        raise Failure(f"{agent.name} -p /usage failed: {proc.stderr.strip()[:200]}")
-    return parse_quota(proc.stdout)
+        asked = shlex.join([agent.name, *argv[len(agent.command) :]])
+        raise Failure(f"{asked} failed: {proc.stderr.strip()[:200]}")
+    return agent.read_quota(proc.stdout)
 
 
-def parse_quota(text: str) -> dict[str, Any]:
-    """{"windows": [{"name", "used", "limit", "remaining", "percent", "resets_at"}], "source"}."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    groups = _dig(data, "command", "data", "groups")
-    if isinstance(groups, list):
-        return {"source": "json", "windows": [_window(g) for g in groups if isinstance(g, dict)]}
-    rows = [line.split("\t") for line in text.splitlines() if "\t" in line]
-    if rows:
-        head = [h.strip().lower() for h in rows[0]]
-        named = any(h in ("window", "name", "used", "limit") for h in head)
-        body = rows[1:] if named else rows
-        keys = head if named else ["name", "used", "limit", "remaining", "resets_at"]
-        windows = [_window(dict(zip(keys, (c.strip() for c in row), strict=False))) for row in body]
-        return {"source": "text", "windows": windows}
-    raise Failure("could not read agy's usage answer", hint=text.strip()[:200] or None)
-
-
-def _dig(data: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
-
-
-def _window(group: dict[str, Any]) -> dict[str, Any]:
-    def pick(*names: str) -> Any:
-        for name in names:
-            if group.get(name) not in (None, ""):
-                return group[name]
-        return None
-
-    return {
-        "name": pick("window", "name", "label", "title", "id"),
-        "used": pick("used", "usage", "consumed"),
-        "limit": pick("limit", "quota", "max", "total"),
-        "remaining": pick("remaining", "left", "available"),
-        "percent": pick("percent", "percentage", "used_percent", "pct"),
-        "resets_at": pick("resets_at", "reset_at", "resetsAt", "reset", "resets"),
-    }
+def parse_quota(text: str, kind: str | None = None) -> dict[str, Any]:
+    """`{"source", "windows"}` read from `text` by the adapter of `kind` (default: the jobs'
+    default agent), as `job quota --json` prints it."""
+    return agents.job_adapter(kind or agents.default_job_agent()).read_quota(text).as_json()

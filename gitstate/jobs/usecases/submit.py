@@ -58,10 +58,6 @@ class Submitted(NamedTuple):
         }
 
 
-def job_config(store: Store) -> JobConfig:
-    return config_mod.load(store.config_value)
-
-
 def require_agent(config: JobConfig) -> str:
     found = shutil.which(config.agent[0])
     if found is None:
@@ -104,7 +100,7 @@ def run(
 ) -> Submitted:
     """Create a job from `plan_text` on the current HEAD and queue it (see the module doc)."""
     store = records.main_store(layout)
-    config = job_config(store)
+    config = config_mod.load(store.config_value)
     require_agent(config)
     effort = config_mod.check_effort(effort) or config.effort
     timeout = timeout or config.timeout
@@ -182,7 +178,7 @@ def feedback(layout: Layout, job_id: str, message: str) -> Submitted:
             hint="wait for it: git agy-state job watch " + job_id,
         )
     store = records.main_store(layout)
-    config = job_config(store)
+    config = config_mod.load(store.config_value)
     require_agent(config)
     job = jobfiles.files(layout, job_id)
     previous = jobfiles.read_json(job.result)

@@ -29,10 +29,9 @@ from gitstate.jobs.storage import doorbell, records
 from gitstate.jobs.storage import files as jobfiles
 from gitstate.jobs.storage.files import JobFiles
 from gitstate.jobs.usecases import lifecycle, queue, runner
-from gitstate.jobs.usecases.agents import Agent, Call
+from gitstate.jobs.usecases.agents import Agent, Call, configured
 from gitstate.jobs.usecases.lifecycle import Meta
 from gitstate.jobs.usecases.runner import Attempt
-from gitstate.jobs.usecases.submit import job_config
 from gitstate.storage.layout import Layout
 
 SCHEMA_NOTE = "schema dropped on round>=2"
@@ -61,7 +60,7 @@ class Supervisor:
         if meta.get("round") != self.round:
             return
         try:
-            config = job_config(self.store)
+            config = config_mod.load(self.store.config_value)
         except AgyError as exc:
             self._fail_queued(f"bad configuration: {exc.message}")
             return
@@ -83,7 +82,7 @@ class Supervisor:
 
     def _limit(self) -> int:
         try:
-            return job_config(self.store).max_concurrent
+            return config_mod.load(self.store.config_value).max_concurrent
         except AgyError:
             return 1
 
@@ -108,7 +107,7 @@ class Supervisor:
     # ---- the round ------------------------------------------------------------------------
 
     def _run_round(self, meta: Meta, config: JobConfig) -> None:
-        agent = Agent.from_config(config)
+        agent = configured(config)
         prompt = self.job.prompt.read_text(encoding="utf-8")
         conversation = meta.get("conversation_id") if self.round >= 2 else None
         timeout = config_mod.parse_duration(meta.get("timeout") or config.timeout, "timeout")
@@ -146,7 +145,7 @@ class Supervisor:
                 retries += 1
                 continue
             break
-        self._settle(meta, last, attempts, note, timeout)
+        self._settle(meta, agent, last, attempts, note, timeout)
 
     def _start(self, argv: list[str], cwd: Path, attempt: int) -> subprocess.Popen[bytes] | None:
         """Spawn the agent under the queue lock, only while the job is still running, and
@@ -178,9 +177,15 @@ class Supervisor:
         )
 
     def _settle(
-        self, meta: Meta, last: Attempt | None, attempts: int, note: str | None, timeout: float
+        self,
+        meta: Meta,
+        agent: Agent,
+        last: Attempt | None,
+        attempts: int,
+        note: str | None,
+        timeout: float,
     ) -> None:
-        state, error = _verdict(last, attempts, meta.get("timeout") or f"{int(timeout)}s")
+        state, error = _verdict(agent, last, attempts, meta.get("timeout") or f"{int(timeout)}s")
         outcome = last.outcome if last else None
         tip = self._tip(meta)
         names, stat = records.changes(self.store, meta["base_sha"], tip)
@@ -266,7 +271,9 @@ def _schema_failed(attempt: Attempt) -> bool:
     return attempt.outcome is None or attempt.outcome.status in ("ERROR", "INVALID")
 
 
-def _verdict(last: Attempt | None, attempts: int, timeout: str) -> tuple[str, str | None]:
+def _verdict(
+    agent: Agent, last: Attempt | None, attempts: int, timeout: str
+) -> tuple[str, str | None]:
     if last is None:
         return "error", "the round's time budget ran out before the agent could start"
     if last.start_error:
@@ -277,12 +284,8 @@ def _verdict(last: Attempt | None, attempts: int, timeout: str) -> tuple[str, st
     if outcome is None:
         return "error", f"no result event from the agent (exit code {last.exit_code})"
     status = outcome.status
-    if (
-        status == "ERROR"
-        and isinstance(outcome.structured_output, dict)
-        and "not a valid artifact path" in outcome.response
-    ):
-        return "done", None  # agy's known false alarm; the work itself is there
+    if agent.false_alarm(outcome):
+        return "done", None  # the agent's known false alarm (its adapter says): the work is there
     if last.exit_code != 0:
         return "error", f"the agent exited with code {last.exit_code} (status {status})"
     if status not in (None, "SUCCESS"):
