@@ -42,15 +42,17 @@ def is_internal(exc: BaseException) -> bool:
     return not isinstance(exc, (AgyError, KeyboardInterrupt)) and os_failure(exc) is None
 
 
-def problem_lines(problems: Sequence[Any], limit: int = MAX_LISTED) -> list[str]:
+def problem_lines(
+    problems: Sequence[Any], limit: int = MAX_LISTED, indent: str = "  "
+) -> list[str]:
     """`  - line N: message` for each problem, at most `limit`, then `  … and N more` (raw:
-    the caller escapes what it prints)."""
+    the caller escapes what it prints); `indent` is what begins each line."""
     lines = []
     for problem in problems[:limit]:
         where = f"line {problem.line}: " if getattr(problem, "line", None) else ""
-        lines.append(f"  - {where}{problem.message}")
+        lines.append(f"{indent}- {where}{problem.message}")
     if len(problems) > limit:
-        lines.append(f"  … and {len(problems) - limit} more")
+        lines.append(f"{indent}… and {len(problems) - limit} more")
     return lines
 
 

@@ -15,7 +15,7 @@ import os
 import sys
 
 from gitstate import agents
-from gitstate.errors import EXIT_STOP_BLOCKED, UsageError
+from gitstate.errors import EXIT_OK, EXIT_STOP_BLOCKED, UsageError
 from gitstate.storage import gitconfig, view
 from gitstate.storage.layout import Layout, discover, owner_refusal
 
@@ -33,8 +33,6 @@ PITFALLS_LIMIT = 64 * 1024
 # A payload is a few hundred bytes (the transcript is passed by path): anything over this is
 # read no further and taken as broken, so an endless stdin cannot hold the agent (docs/hooks.md).
 PAYLOAD_LIMIT = 4 * 1024 * 1024
-META_LIMIT = 1024 * 1024  # a job's meta.json is a few hundred bytes
-MAX_LISTED = 20
 
 STEP_MESSAGES = {
     "en": (
@@ -90,7 +88,7 @@ class Hook:
         if self.agent is not None:
             self.emit(self.agent.nothing(self.event))
         self.answered = True
-        return 0
+        return EXIT_OK
 
     def inject(self, text: str) -> int:
         if self.agent is not None:
@@ -98,7 +96,7 @@ class Hook:
         else:
             self.out.write(text if text.endswith("\n") else text + "\n")
             self.answered = True
-        return 0
+        return EXIT_OK
 
     def block(self, reason: str) -> int:
         if self.agent is None:  # plain CLI mode: the reason on stderr, exit 2
@@ -106,7 +104,7 @@ class Hook:
             self.answered = True
             return EXIT_STOP_BLOCKED
         self.emit(self.agent.block(reason))
-        return 0
+        return EXIT_OK
 
     # ---- payload facts --------------------------------------------------------------------
 
@@ -201,7 +199,7 @@ def run(argv: list[str], stdin: TextIO | None = None) -> int:
         _log_failure(layout, event, hook.agent_name, exc)
         if not hook.answered:
             hook.nothing()
-        return 0
+        return EXIT_OK
 
 
 # ---- the events ---------------------------------------------------------------------------
@@ -340,50 +338,12 @@ def _memory_core(hook: Hook, layout: Layout | None) -> str | None:
 
 
 def pending_jobs(layout: Layout) -> list[str]:
-    """Finished background jobs nobody has harvested yet; the stop guard blocks on them.
+    """Finished background jobs nobody has harvested yet, as `<id> (<state>)`; the stop guard
+    blocks on them. The jobs slice's light scan (jobs/storage/probe.py: meta.json read
+    directly, the jobs' one pending rule, no pygit2)."""
+    from gitstate.jobs.storage import probe  # here: only the stop guard asks, not inject
 
-    Reads `<commondir>/agy/jobs/*/meta.json` directly (the hook path loads no pygit2) and asks
-    the jobs' one rule (jobs/document/pending.py) of each, probing the supervisor lock only for
-    an active job. Names as `<id> (<state>)`.
-    """
-    from gitstate.jobs.document.pending import pending_state
-
-    root = str(layout.common_agy_dir / "jobs")
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return []
-    found = []
-    for name in names:
-        if not name.startswith("j-") or "/" in name or name.startswith("."):
-            continue
-        try:  # a regular file only, bounded, never blocking (storage/view.py:read_regular)
-            data = view.read_regular(os.path.join(root, name, "meta.json"), META_LIMIT)
-            meta = json.loads(data) if data is not None else None
-        except (view.NotRegular, ValueError, RecursionError):
-            continue
-        lock = os.path.join(root, name, "supervisor.lock")
-        state = pending_state(meta, lambda lock=lock: _lock_held(lock))  # type: ignore[misc]
-        if state is not None:
-            found.append(f"{name} ({state})")
-    return found
-
-
-def _lock_held(path: str) -> bool:
-    """Whether some process (the job's live supervisor) holds the flock on `path`."""
-    import fcntl
-
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return probe.waiting(layout)
 
 
 def _stop_guard(hook: Hook, layout: Layout) -> int:
@@ -414,15 +374,13 @@ def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
     user = user_language(gitconfig.get(layout, "agy.language"), os.environ)
     report = check_bytes(data, user)
     if not report.valid:
+        from gitstate import error_map  # its problem list; only an invalid sheet needs it
+
         count = len(report.errors)
         lines = [
-            INVALID_MESSAGES[user.code].format(count=count, problems=counted(count, "problem"))
+            INVALID_MESSAGES[user.code].format(count=count, problems=counted(count, "problem")),
+            *error_map.problem_lines(report.errors, indent=""),
         ]
-        for problem in report.errors[:MAX_LISTED]:
-            where = f"line {problem.line}: " if problem.line else ""
-            lines.append(f"- {where}{problem.message}")
-        if len(report.errors) > MAX_LISTED:
-            lines.append(f"… and {len(report.errors) - MAX_LISTED} more")
         return "\n".join(lines)
     doc = parse(data.decode("utf-8"))
     refusal = _save_if_dirty(hook, layout, data)
@@ -444,8 +402,8 @@ def _save_if_dirty(hook: Hook, layout: Layout, data: bytes) -> str | None:
     from gitstate.usecases.state import writer as state
     from gitstate.usecases.workspace import Workspace
 
-    try:
-        state.save(Workspace.open(layout.workdir), session=hook.session, origin=hook.event)
+    try:  # the layout run() found (and checked): no second discovery
+        state.save(Workspace(layout), session=hook.session, origin=hook.event)
     except (SecretFound, WorkAtRisk) as exc:
         # The agent can fix these; an internal error, by contrast, fails open.
         return f"STATE.md could not be saved: {exc.message}" + (
@@ -461,7 +419,7 @@ def _pre_compact(hook: Hook, layout: Layout) -> int:
 
         if check_bytes(data).valid:
             _save_if_dirty(hook, layout, data)
-    return hook.nothing() if hook.agent else 0
+    return hook.nothing() if hook.agent else EXIT_OK
 
 
 def _log_failure(layout: Layout | None, event: str, agent: str | None, exc: BaseException) -> None:

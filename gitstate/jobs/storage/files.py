@@ -2,9 +2,11 @@
 
 Every file is replaced atomically (a temporary file, then rename), so a reader never sees half a
 meta.json. The folders hold the plan, the prompt, the agent's transcript and its unredacted
-result: they are private, 0700 and 0600 whatever the umask (storage/private.py, docs/jobs.md). The supervisor of a job holds an flock on `supervisor.lock` in its folder for as long
-as it lives: the kernel drops it when the process dies (or turns zombie), which is how any
-reader tells a live job from an orphaned one. Standard library only; no job logic here.
+result: they are private, 0700 and 0600 whatever the umask (storage/private.py, docs/jobs.md).
+The supervisor of a job holds an flock on `supervisor.lock` in its folder for as long as it
+lives: the kernel drops it when the process dies (or turns zombie), which is how any reader tells
+a live job from an orphaned one (the probe, and the scan of the folder, are probe.py's: the stop
+guard uses them too). Standard library only; no job logic here.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import secrets
 import threading
 import time
@@ -22,10 +23,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gitstate.errors import UsageError, WorkAtRisk
+from gitstate.jobs.storage import probe
+from gitstate.jobs.storage.probe import JOB_ID_RE
 from gitstate.storage import private
 from gitstate.storage.layout import Layout
 
-JOB_ID_RE = re.compile(r"^j-\d{8}-\d{6}-[a-z0-9]{4}$")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 META_VERSION = 1
 READ_LIMIT = 16 * 1024 * 1024  # a meta.json or result.json larger than this is not read
@@ -75,7 +77,7 @@ class JobFiles(NamedTuple):
 
 
 def jobs_root(layout: Layout) -> Path:
-    return layout.common_agy_dir / "jobs"
+    return probe.root(layout)
 
 
 def queue_dir(layout: Layout) -> Path:
@@ -120,11 +122,7 @@ def new_job(layout: Layout, now: float | None = None) -> JobFiles:
 
 def list_ids(layout: Layout) -> list[str]:
     root = jobs_root(layout)
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return []
-    return sorted(n for n in names if JOB_ID_RE.match(n) and (root / n / "meta.json").exists())
+    return [n for n in probe.job_names(layout) if (root / n / "meta.json").exists()]
 
 
 # ---- atomic files -------------------------------------------------------------------------
@@ -262,18 +260,8 @@ def take_supervisor_lock(job: JobFiles, wait: float = 30.0) -> int:
 
 
 def supervisor_alive(job: JobFiles) -> bool:
-    """Whether some process holds the job's supervisor lock (a shared probe, released at once)."""
-    try:
-        fd = os.open(job.lock, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    """Whether some process holds the job's supervisor lock (probe.lock_held)."""
+    return probe.lock_held(job.lock)
 
 
 def next_sequence(layout: Layout) -> int:
