@@ -9,8 +9,7 @@ import click
 from gitstate.cli.output import emit_json, json_option, note, say, short
 from gitstate.document.language import counted
 from gitstate.error_map import problem_lines
-from gitstate.errors import EXIT_FAILURE
-from gitstate.storage.layout import discover
+from gitstate.errors import EXIT_FAILURE, NotARepository
 from gitstate.usecases.state import history
 from gitstate.usecases.workspace import Workspace
 
@@ -20,7 +19,7 @@ from gitstate.usecases.workspace import Workspace
 @json_option
 def check(file: Path | None, as_json: bool) -> None:
     """Validate STATE.md (or FILE; with no view, the tip). Exit 1 when invalid."""
-    ws = None if file is not None and _outside_repo() else Workspace.open()
+    ws = _workspace(file)
     checked = history.check(ws, file)
     report = checked.report
     if report is None:
@@ -48,5 +47,12 @@ def check(file: Path | None, as_json: bool) -> None:
         click.get_current_context().exit(EXIT_FAILURE)
 
 
-def _outside_repo() -> bool:
-    return discover() is None
+def _workspace(file: Path | None) -> Workspace | None:
+    """The repository's workspace, found once; None when FILE is checked outside any repository
+    (its language then comes from the global settings)."""
+    try:
+        return Workspace.open()
+    except NotARepository:
+        if file is None:
+            raise
+        return None

@@ -20,7 +20,7 @@ from gitstate import agents
 from gitstate.agents import settings_file
 from gitstate.agents.plugin import DEFAULT_COMMAND, NAME
 from gitstate.agents.settings_file import Ledger
-from gitstate.errors import UsageError
+from gitstate.errors import EXIT_OK, UsageError
 
 __all__ = ["AGENTS", "DEFAULT_COMMAND", "SCOPES", "install", "plugin_files", "uninstall"]
 
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for path in write_plugin_dirs(Path(args.write_hooks_dir)):
         print(path)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
