@@ -3,7 +3,7 @@
 Framed as data between its own markers, redacted, and the whole framed block within
 agy.memoryBudget (hooks/frame.py; docs/hooks.md, "What is injected").
 
-Read from the brain's plain-text cache (storage/memory_cache.py), never through pygit2; standard
+Read from the brain's plain-text cache (memory/storage/cache.py), never through pygit2; standard
 library only and no `typing` at run time, like hooks/agent.py. Given only at startup and resume:
 not after a compaction (the agent's module says which start that is: agents.after_compaction),
 and for agy, whose first invocation of every turn looks alike, once per conversation.

@@ -81,7 +81,7 @@ def jobs_root(layout: Layout) -> Path:
 
 
 def queue_dir(layout: Layout) -> Path:
-    """Where waiting processes keep their doorbells (see storage/doorbell.py)."""
+    """Where waiting processes keep their doorbells (see jobs/storage/doorbell.py)."""
     return layout.common_agy_dir / "queue"
 
 
