@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from gitstate.errors import Failure, UsageError
@@ -167,6 +168,46 @@ def refs(layout: Layout, *patterns: str) -> dict[str, str]:
     return found
 
 
+def ref_fields(layout: Layout, fields: Sequence[str], *patterns: str) -> list[list[str]]:
+    """For each ref matching the patterns (for-each-ref's rules), the values of `fields`, in
+    order: for-each-ref's format atoms without `%(…)`, e.g. ("refname", "objecttype",
+    "*objectname", "contents:trailers:key=X,valueonly"). One git process for every ref."""
+    fmt = "%00".join(f"%({field})" for field in fields)
+    proc = run(layout, "for-each-ref", "--format=" + fmt, "--", *patterns)
+    if proc.returncode != 0:
+        raise Failure(f"git for-each-ref failed: {error_line(proc.stderr)}")
+    return [line.split("\0") for line in proc.stdout.splitlines() if line]
+
+
+def reached(layout: Layout, commits: Iterable[str], tips: Iterable[str]) -> set[str]:
+    """Those of `commits` that the `tips` reach (one rev-list, its ids on stdin: no argv limit;
+    tips this repository lacks are ignored)."""
+    wanted = set(commits)
+    if not wanted:
+        return set()
+    text = "".join(f"{c}\n" for c in sorted(wanted)) + "".join(f"^{t}\n" for t in set(tips))
+    proc = run(layout, "rev-list", "--ignore-missing", "--stdin", input=text)
+    if proc.returncode != 0:
+        raise Failure(f"git rev-list failed: {error_line(proc.stderr)}")
+    return wanted - set(proc.stdout.split())
+
+
+def histories_disjoint(layout: Layout, a: str, b: str) -> bool:
+    """Do the histories of commits `a` and `b` share no commit at all (git merge-base finds
+    none)? An answer git cannot give (an object missing) is False: not known to be apart."""
+    return run(layout, "merge-base", "--", a, b).returncode == 1
+
+
+def name_status(layout: Layout, base: str, to: str = "HEAD") -> str:
+    """`git diff --name-status -M BASE TO`: one line per file changed between the two trees
+    (`M\tpath`, `R100\told\tnew`…), renames found. Raises Failure in git's words (a base
+    that is gone)."""
+    proc = run(layout, "diff", "--name-status", "-M", base, to, "--")
+    if proc.returncode != 0:
+        raise Failure(f"git diff failed: {error_line(proc.stderr)}")
+    return proc.stdout
+
+
 def is_ancestor(layout: Layout, ancestor: str, descendant: str) -> bool:
     proc = run(layout, "merge-base", "--is-ancestor", "--", ancestor, descendant)
     if proc.returncode not in (0, 1):
@@ -185,6 +226,44 @@ def config(layout: Layout, *keys: str) -> dict[str, str]:
             if key.lower() == wanted.lower():
                 values[wanted] = value
     return values
+
+
+def remote_urls(layout: Layout, name: str) -> set[str]:
+    """The fetch and push URLs of remote `name`, as configured and as git rewrites them
+    (url.<base>.insteadOf); an empty set for a remote that does not exist."""
+    urls: set[str] = set()
+    for args in (
+        ("config", "--get-all", f"remote.{name}.url"),
+        ("config", "--get-all", f"remote.{name}.pushurl"),
+        ("remote", "get-url", "--all", "--", name),
+        ("remote", "get-url", "--push", "--all", "--", name),
+    ):
+        proc = run(layout, *args)
+        if proc.returncode == 0:
+            urls.update(line.strip() for line in proc.stdout.splitlines() if line.strip())
+    return urls
+
+
+def notes_merge(
+    layout: Layout, notes_ref: str, other: str, identity: Mapping[str, str]
+) -> str | None:
+    """Merge the notes of `other` into `notes_ref` line-wise (`git notes merge -s
+    cat_sort_uniq`: a note both sides changed keeps every line of both, once). `identity`:
+    config for git's merge commit (user.name, user.email) when the user has none. Returns
+    git's error line when the merge failed, else None."""
+    settings = [arg for key, value in identity.items() for arg in ("-c", f"{key}={value}")]
+    proc = run(
+        layout,
+        *settings,
+        "notes",
+        f"--ref={notes_ref}",
+        "merge",
+        "-q",
+        "-s",
+        "cat_sort_uniq",
+        other,
+    )
+    return error_line(proc.stderr) if proc.returncode != 0 else None
 
 
 def remotes(layout: Layout) -> list[str]:

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from gitstate.errors import Failure
-from gitstate.storage import gitcli
+from gitstate.storage import gitcli, network
 from gitstate.storage.layout import DECISIONS_REF
 from gitstate.usecases.workspace import Workspace
 
@@ -95,21 +94,6 @@ def team_remote(ws: Workspace) -> str | None:
     return value
 
 
-def _remote_urls(ws: Workspace, name: str) -> set[str]:
-    """The fetch and push URLs of remote `name`, as configured and as git rewrites them."""
-    urls: set[str] = set()
-    for args in (
-        ("config", "--get-all", f"remote.{name}.url"),
-        ("config", "--get-all", f"remote.{name}.pushurl"),
-        ("remote", "get-url", "--all", "--", name),
-        ("remote", "get-url", "--push", "--all", "--", name),
-    ):
-        proc = gitcli.run(ws.layout, *args)
-        if proc.returncode == 0:
-            urls.update(line.strip() for line in proc.stdout.splitlines() if line.strip())
-    return urls
-
-
 def _local_dir(ws: Workspace, url: str) -> Path | None:
     if "://" in url and not url.startswith("file://"):
         return None
@@ -130,7 +114,7 @@ def goes_to(ws: Workspace, team: str, remote_arg: str, url: str | None) -> bool:
         return True
     if remote_arg in gitcli.remotes(ws.layout):
         return False  # another configured remote, whatever its URL
-    urls = _remote_urls(ws, team)
+    urls = gitcli.remote_urls(ws.layout, team)
     given = {u for u in (remote_arg, url) if u}
     if urls & given:
         return True
@@ -178,26 +162,9 @@ def push_happened(lines: Iterable[PushLine], remote: Mapping[str, str]) -> bool:
 
 
 def ls_remote(ws: Workspace, remote: str, timeout: float | None = None) -> dict[str, str]:
-    """{ref: object id} of what `remote` has now (peeled tags as `<tag>^{}` too). Never prompts."""
-    try:
-        proc = gitcli.run(
-            ws.layout,
-            "ls-remote",
-            "--",
-            remote,
-            env={"GIT_TERMINAL_PROMPT": "0"},
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        raise Failure(f"git ls-remote {remote} took longer than {timeout:.0f}s") from None
-    if proc.returncode != 0:
-        raise Failure(f"git ls-remote {remote} failed: {gitcli.error_line(proc.stderr)}")
-    found = {}
-    for line in proc.stdout.splitlines():
-        oid, _, name = line.partition("\t")
-        if name and _HEX.match(oid):
-            found[name] = oid
-    return found
+    """{ref: object id} of what `remote` has now (peeled tags as `<tag>^{}` too). Never prompts;
+    a Failure (network.TimedOut too) when git cannot tell."""
+    return network.ls_remote(ws.layout, remote, timeout)
 
 
 # ---- what -----------------------------------------------------------------------------------
@@ -218,25 +185,6 @@ def _email(field: str) -> str:
     return field.strip().strip("<>").strip().lower()
 
 
-def _each_ref(ws: Workspace, fields: str, *patterns: str) -> list[list[str]]:
-    sep = "%00"
-    proc = gitcli.run(ws.layout, "for-each-ref", "--format=" + sep.join(fields.split()), *patterns)
-    if proc.returncode != 0:
-        raise Failure(f"git for-each-ref failed: {gitcli.error_line(proc.stderr)}")
-    return [line.split("\0") for line in proc.stdout.splitlines() if line]
-
-
-def _reachable(ws: Workspace, commits: set[str], tips: Iterable[str]) -> set[str]:
-    """Those of `commits` that the `tips` reach (one rev-list; tips we lack are ignored)."""
-    if not commits:
-        return set()
-    text = "".join(f"{c}\n" for c in sorted(commits)) + "".join(f"^{t}\n" for t in set(tips))
-    proc = gitcli.run(ws.layout, "rev-list", "--ignore-missing", "--stdin", input=text)
-    if proc.returncode != 0:
-        raise Failure(f"git rev-list failed: {gitcli.error_line(proc.stderr)}")
-    return commits - set(proc.stdout.split())
-
-
 def plan(
     ws: Workspace,
     user: str | None,
@@ -253,9 +201,9 @@ def plan(
     mine = own_emails(ws)
     specs: list[str] = []
     withheld: list[str] = []
-    for name, oid, committer, kind, symref in _each_ref(
-        ws,
-        "%(refname) %(objectname) %(committeremail) %(objecttype) %(symref)",
+    for name, oid, committer, kind, symref in gitcli.ref_fields(
+        ws.layout,
+        ("refname", "objectname", "committeremail", "objecttype", "symref"),
         "refs/agy/",
         DECISIONS_REF,
     ):
@@ -281,10 +229,16 @@ def plan(
         if known.get(dst) != oid:
             specs.append(f"{name}:{dst}")
     tags: dict[str, tuple[str, str]] = {}
-    for name, oid, kind, tagger, commit, state in _each_ref(
-        ws,
-        "%(refname) %(objectname) %(objecttype) %(taggeremail) %(*objectname) "
-        f"%(contents:trailers:key={STATE_TRAILER},valueonly,separator=%x2C)",
+    for name, oid, kind, tagger, commit, state in gitcli.ref_fields(
+        ws.layout,
+        (
+            "refname",
+            "objectname",
+            "objecttype",
+            "taggeremail",
+            "*objectname",
+            f"contents:trailers:key={STATE_TRAILER},valueonly,separator=%x2C",
+        ),
         "refs/tags/checkpoint-*",
     ):
         if kind != "tag" or not state.strip():
@@ -296,7 +250,9 @@ def plan(
         elif known.get(name) != oid:
             tags[name] = (oid, commit)
     if tags:
-        placed = _reachable(ws, {commit for _, commit in tags.values()}, [*remote_tips(), *pushing])
+        placed = gitcli.reached(
+            ws.layout, {commit for _, commit in tags.values()}, [*remote_tips(), *pushing]
+        )
         for name, (_oid, commit) in sorted(tags.items()):
             if commit in placed:
                 specs.append(f"{name}:{name}")
@@ -348,18 +304,7 @@ def after_push(
     if not carry.specs:
         return Decision(True, 0, "nothing to carry" + _summary(carry.withheld))
     try:
-        proc = gitcli.run(
-            ws.layout,
-            "push",
-            "--no-verify",
-            "--porcelain",
-            "--",
-            team,
-            *carry.specs,
-            env={"GIT_TERMINAL_PROMPT": "0", "AGY_STATE_IN_HOOK": "1"},
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return Decision(True, 124, f"git push took longer than {timeout:.0f}s and was stopped")
-    text = (proc.stdout + proc.stderr).strip() + _summary(carry.withheld)
-    return Decision(True, proc.returncode, text)
+        pushed = network.push(ws.layout, team, carry.specs, prompt=False, timeout=timeout)
+    except network.TimedOut as exc:
+        return Decision(True, 124, exc.message)
+    return Decision(True, pushed.code, pushed.output + _summary(carry.withheld))

@@ -11,14 +11,13 @@ The network goes through the `git` command so credentials, ssh config and proxie
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from gitstate.errors import Failure, NotFound, UsageError, WorkAtRisk
-from gitstate.storage import gitcli, graph, multivar, remote_url, view
+from gitstate.storage import gitcli, graph, multivar, network, remote_url, view
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.layout import DECISIONS_REF, Layout
 from gitstate.usecases.sync import carry
@@ -27,7 +26,6 @@ from gitstate.usecases.sync.results import ChainResult, Synced
 from gitstate.usecases.workspace import Workspace
 
 MAX_ROUNDS = 5
-_PORCELAIN_RE = re.compile(r"^(.)\t([^:\t]*):([^\t]+)\t(.*)$")
 
 
 # ---- the remote ---------------------------------------------------------------------------
@@ -95,13 +93,7 @@ def listed_copies(name: str) -> tuple[str, ...]:
 
 
 def fetch(ws: Workspace, remote: str, name: str) -> None:
-    proc = gitcli.run(
-        ws.layout, "fetch", "--quiet", "--no-tags", "--prune", "--", remote, *fetch_specs(name)
-    )
-    if proc.returncode != 0:
-        shown = remote_url.public(remote)
-        why = gitcli.error_line(proc.stderr).replace(remote, shown)
-        raise Failure(f"git fetch {shown} failed: {why}")
+    network.fetch(ws.layout, remote, fetch_specs(name))
 
 
 # ---- chains ---------------------------------------------------------------------------------
@@ -211,21 +203,9 @@ def merge_notes(ws: Workspace, name: str, listing: dict[str, str], skipped: dict
                 raise WorkAtRisk("the decision notes moved during sync; try again")
             result = "fast-forward"
         else:
-            proc = gitcli.run(
-                ws.layout,
-                *_identity(ws),
-                "notes",
-                f"--ref={DECISIONS_REF}",
-                "merge",
-                "-q",
-                "-s",
-                "cat_sort_uniq",
-                remote_ref,
-            )
-            if proc.returncode != 0:
-                raise Failure(
-                    f"merging the decision notes failed: {gitcli.error_line(proc.stderr)}"
-                )
+            why = gitcli.notes_merge(ws.layout, DECISIONS_REF, remote_ref, _identity(ws))
+            if why is not None:
+                raise Failure(f"merging the decision notes failed: {why}")
             result = "merged"
     if result != "up-to-date":
         from gitstate.usecases.decisions.records import refresh_pitfalls
@@ -234,15 +214,15 @@ def merge_notes(ws: Workspace, name: str, listing: dict[str, str], skipped: dict
     return result
 
 
-def _identity(ws: Workspace) -> list[str]:
-    """`-c user.name/email` for git's own merge commit when the user has none configured."""
-    args = []
+def _identity(ws: Workspace) -> dict[str, str]:
+    """user.name and user.email for git's own merge commit, for those the user has not set."""
+    found = {}
     known = gitcli.config(ws.layout, "user.name", "user.email")
     if not (os.environ.get("GIT_COMMITTER_NAME") or known.get("user.name")):
-        args += ["-c", "user.name=git-agy-state"]
+        found["user.name"] = "git-agy-state"
     if not (os.environ.get("GIT_COMMITTER_EMAIL") or known.get("user.email")):
-        args += ["-c", "user.email=agy-state@localhost"]
-    return args
+        found["user.email"] = "agy-state@localhost"
+    return found
 
 
 def receive_shared(
@@ -343,22 +323,9 @@ def push(
     specs = [spec for spec in carried.specs if spec.rpartition(":")[2] not in hold]
     if not specs:
         return Pushed([], [], [], [], [])
-    proc = gitcli.run(
-        ws.layout,
-        "push",
-        "--porcelain",
-        "--no-verify",
-        "--",
-        remote,
-        *specs,
-        env={"AGY_STATE_IN_HOOK": "1"},
-    )
+    done = network.push(ws.layout, remote, specs)
     result = Pushed([], [], [], [], [])
-    for line in proc.stdout.splitlines():
-        match = _PORCELAIN_RE.match(line)
-        if match is None:
-            continue
-        flag, _src, dst, summary = match.groups()
+    for flag, _src, dst, summary in done.refs:
         if flag != "!":
             if flag != "=":
                 result.ok.append(dst)
@@ -373,12 +340,8 @@ def push(
             result.lost.append((dst, summary))
         else:
             result.refused.append((dst, summary))
-    if proc.returncode != 0 and not (
-        result.retry or result.refused or result.clashes or result.lost
-    ):
-        shown = remote_url.public(remote)
-        why = gitcli.error_line(proc.stderr).replace(remote, shown)
-        raise Failure(f"git push {shown} failed: {why}")
+    if done.code != 0 and not (result.retry or result.refused or result.clashes or result.lost):
+        raise done.failure(remote)
     return result
 
 

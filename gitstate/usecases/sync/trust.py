@@ -116,7 +116,7 @@ def _taken(
         return False
     if local is None:
         return True
-    return gitcli.run(ws.layout, "merge-base", "--", local, remote).returncode == 1
+    return gitcli.histories_disjoint(ws.layout, local, remote)
 
 
 def chain_problem(ws: Workspace, local: str | None, remote: str, trust: Trust | None) -> str | None:
