@@ -7,12 +7,9 @@ The task began at the HEAD recorded by its first snapshot (carried on every snap
 
 from __future__ import annotations
 
-import subprocess
-
 from gitstate.document.patch import Patch, SetSection
 from gitstate.document.validate import LINE_LIMIT
-from gitstate.storage import objects
-from gitstate.storage.gitcli import clean_env
+from gitstate.storage import gitcli, objects
 from gitstate.usecases.state import patch as patch_uc
 from gitstate.usecases.state.chain import task_base
 from gitstate.usecases.state.writer import Origin, Written
@@ -35,15 +32,7 @@ def format_lines(name_status: str, limit: int = LINE_LIMIT) -> list[str]:
 
 def diff_since(ws: Workspace, base: str | None) -> str:
     start = base or objects.empty_tree(ws.store)
-    proc = subprocess.run(
-        ["git", "diff", "--name-status", "-M", start, "HEAD", "--"],
-        cwd=ws.layout.workdir,
-        env=clean_env(GIT_DIR=str(ws.layout.gitdir)),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return proc.stdout
+    return gitcli.name_status(ws.layout, start, "HEAD")
 
 
 def refresh(ws: Workspace) -> Written | None:
