@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from gitstate.document.language import counted
 from gitstate.document.validate import check_bytes
 from gitstate.errors import AgyError, BrokenRef, InvalidDocument, from_os_error
-from gitstate.storage import gitcli, githooks, objects, view
+from gitstate.storage import gitcli, githooks, logs, objects, view
 from gitstate.storage.refs import STALE_REF_LOCK_SECONDS
 from gitstate.usecases.state import history
 from gitstate.usecases.sync import carry
@@ -256,7 +256,7 @@ def _leftovers(ws: Workspace) -> list[Check]:
         temps = sorted(p.name for p in ws.layout.workdir.glob(view.TMP_PREFIX + "*.tmp"))
         if temps:
             checks.append(Check("temp files", WARN, ", ".join(temps), "the next save removes them"))
-    log = ws.layout.agy_dir / "hook.log"
+    log = ws.layout.agy_dir / logs.HOOK_LOG
     if log.exists():
         recent = _recent_failures(log.read_text(errors="replace"), now)
         if recent:
