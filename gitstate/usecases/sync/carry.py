@@ -74,13 +74,25 @@ def no_name(ws: Workspace) -> tuple[str, str]:
     )
 
 
-def own_emails(ws: Workspace) -> frozenset[str]:
-    """The addresses this person writes commits and tags as, lower-cased: `user.email`, and
-    GIT_COMMITTER_EMAIL when set (git, and our own writer, put it first). A ref committed or
-    tagged by anyone else is not theirs to carry."""
-    found = [gitcli.config(ws.layout, "user.email").get("user.email")]
-    found.append(os.environ.get("GIT_COMMITTER_EMAIL"))
+def committer_emails(user_email: str | None) -> frozenset[str]:
+    """The addresses this person commits and tags as, lower-cased: `user.email`, and
+    GIT_COMMITTER_EMAIL when set (git, and our own writer, put it first).
+
+    The one rule for "you" (docs/sync.md, "What is pushed where"). Sync's "Whose chain"
+    (trust.trust_of) starts from it and widens it on purpose, for what comes in only: it also
+    counts GIT_AUTHOR_EMAIL, since a snapshot's author is checked there and git writes that
+    variable into it, and an address whose slug is the agy.user name (your other machine). What
+    goes out is judged by a committer or a tagger alone, which the author variable never sets,
+    and the slug would let a teammate's archive travel under your authority: neither belongs
+    here."""
+    found = (user_email, os.environ.get("GIT_COMMITTER_EMAIL"))
     return frozenset(e.strip().lower() for e in found if e and e.strip())
+
+
+def own_emails(ws: Workspace) -> frozenset[str]:
+    """committer_emails with this repository's user.email. A ref committed or tagged by anyone
+    else is not theirs to carry."""
+    return committer_emails(gitcli.config(ws.layout, "user.email").get("user.email"))
 
 
 # ---- where ----------------------------------------------------------------------------------

@@ -53,10 +53,12 @@ def trust_of(ws: Workspace, user: str, accept_foreign: bool) -> Trust:
         ws.layout, "user.email", "user.name", "agy.user", "agy.requiresigned", *signing.KEYS
     )
     given = values.get("agy.user", "").strip()
-    emails = {values.get("user.email", "")}
-    # Snapshots are written with git's identity rules (GIT_AUTHOR_EMAIL… first), so the
-    # identity this sync's own commits carry is the user's too.
-    emails |= {os.environ.get(k, "") for k in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL")}
+    # The addresses you commit as (carry's one rule), and GIT_AUTHOR_EMAIL as well: snapshots
+    # are written with git's identity rules (GIT_AUTHOR_EMAIL… first) and their authors are
+    # checked here, so the identity this sync's own commits carry is the user's too. Wider than
+    # what travels out on purpose (carry.committer_emails says why).
+    author = os.environ.get("GIT_AUTHOR_EMAIL", "").strip().lower()
+    emails = carry.committer_emails(values.get("user.email")) | ({author} if author else set())
     require = signing.enabled(values.get("agy.requiresigned"))
     keys: set[str] = set()
     if require:
@@ -72,7 +74,7 @@ def trust_of(ws: Workspace, user: str, accept_foreign: bool) -> Trust:
             )
     return Trust(
         user,
-        frozenset(e.strip().lower() for e in emails if e.strip()),
+        frozenset(emails),
         accept_foreign,
         require,
         frozenset(keys),
