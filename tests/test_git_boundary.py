@@ -21,16 +21,7 @@ _GITCLI_RUNNERS = frozenset({"run", "run_in"})
 _SUBPROCESS_CALLS = frozenset({"run", "Popen", "call", "check_call", "check_output"})
 # Calls still to be moved behind storage, each named by file and line text. This list may only
 # shrink: a new entry is a new git command line outside storage.
-KNOWN: frozenset[tuple[str, str]] = frozenset(
-    {
-        # The brain's fetch and push: a repository without a Layout, written with umask 0o077
-        # (docs/memory.md); storage/network.py takes a Layout so far.
-        (
-            "gitstate/memory/usecases/sync.py",
-            'return gitcli.run_in(path, path, *args, env={"GIT_TERMINAL_PROMPT": "0"}, umask=0o077)',
-        ),
-    }
-)
+KNOWN: frozenset[tuple[str, str]] = frozenset()
 
 
 def _is_git_argv(node: ast.expr) -> bool:

@@ -41,6 +41,21 @@ class TestNetwork:
         network.fetch(layout, "origin", ["+refs/agy/*:refs/agy-remotes/origin/*"])
         assert repo.ref("refs/agy-remotes/origin/users/me/state") == head
 
+    def test_a_private_repository_fetches_with_its_files_kept_its_owner_s(
+        self, repo: Repo, tmp_path: Path
+    ) -> None:
+        bare = _bare(repo, tmp_path)
+        head = repo.git("rev-parse", "HEAD").strip()
+        repo.git("push", "-q", "origin", f"{head}:refs/agy/memory")
+        brain = tmp_path / "brain.git"
+        repo.git("init", "-q", "--bare", str(brain))
+        where = network.Private(brain)
+        assert network.ls_remote(where, str(bare)) == {"refs/agy/memory": head}
+        network.fetch(where, str(bare), ["+refs/agy/memory:refs/agy-remotes/x/memory"], prune=False)
+        assert (brain / "refs/agy-remotes/x/memory").read_text().strip() == head
+        written = [p for p in (brain / "objects").rglob("*") if p.is_file()]
+        assert written and all(p.stat().st_mode & 0o077 == 0 for p in written)
+
     def test_a_rejected_push_is_a_result_not_an_error(self, repo: Repo, tmp_path: Path) -> None:
         _bare(repo, tmp_path)
         layout = _layout(repo)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 from gitstate.errors import Failure
@@ -32,6 +33,24 @@ class TimedOut(Failure):
     """git took longer than the caller allowed and was stopped."""
 
 
+class Private(NamedTuple):
+    """A repository without a Layout (the brain: a git dir of its own, docs/memory.md) whose
+    files stay its owner's: git runs there with umask 0o077."""
+
+    path: Path
+
+
+Where = Layout | Private
+
+
+def _git(
+    where: Where, *args: str, env: dict[str, str], timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    if isinstance(where, Private):
+        return gitcli.run_in(where.path, where.path, *args, env=env, timeout=timeout, umask=0o077)
+    return gitcli.run(where, *args, env=env, timeout=timeout)
+
+
 def _failure(verb: str, remote: str, stderr: str) -> Failure:
     """`git VERB <remote> failed: <why>`, with the remote's user-info dropped from both."""
     shown = remote_url.public(remote)
@@ -39,19 +58,24 @@ def _failure(verb: str, remote: str, stderr: str) -> Failure:
     return Failure(f"git {verb} {shown} failed: {why}")
 
 
-def fetch(layout: Layout, remote: str, specs: Sequence[str]) -> None:
-    """`git fetch` the refspecs from `remote`, pruning what it no longer has; no tags besides
-    those the specs name. Raises Failure in git's words (the remote redacted)."""
-    proc = gitcli.run(layout, "fetch", "--quiet", "--no-tags", "--prune", "--", remote, *specs)
+def fetch(
+    where: Where, remote: str, specs: Sequence[str], *, prune: bool = True, prompt: bool = True
+) -> None:
+    """`git fetch` the refspecs from `remote`, pruning what it no longer has unless `prune` is
+    False; no tags besides those the specs name; `prompt=False`: never ask for a password.
+    Raises Failure in git's words (the remote redacted)."""
+    options = ("--quiet", "--no-tags", *(("--prune",) if prune else ()))
+    env = {} if prompt else _NO_PROMPT
+    proc = _git(where, "fetch", *options, "--", remote, *specs, env=env)
     if proc.returncode != 0:
         raise _failure("fetch", remote, proc.stderr)
 
 
-def ls_remote(layout: Layout, remote: str, timeout: float | None = None) -> dict[str, str]:
+def ls_remote(where: Where, remote: str, timeout: float | None = None) -> dict[str, str]:
     """{ref: object id} of what `remote` has now (peeled tags as `<tag>^{}` too). Never prompts;
     raises TimedOut after `timeout` seconds, Failure when git fails."""
     try:
-        proc = gitcli.run(layout, "ls-remote", "--", remote, env=_NO_PROMPT, timeout=timeout)
+        proc = _git(where, "ls-remote", "--", remote, env=_NO_PROMPT, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise TimedOut(f"git ls-remote {remote} took longer than {timeout:.0f}s") from None
     if proc.returncode != 0:
@@ -86,7 +110,7 @@ class Push(NamedTuple):
 
 
 def push(
-    layout: Layout,
+    where: Where,
     remote: str,
     specs: Sequence[str],
     *,
@@ -98,8 +122,8 @@ def push(
     TimedOut after `timeout` seconds; a push git refuses is in the result, not raised."""
     env = _IN_HOOK if prompt else {**_NO_PROMPT, **_IN_HOOK}
     try:
-        proc = gitcli.run(
-            layout,
+        proc = _git(
+            where,
             "push",
             "--porcelain",
             "--no-verify",

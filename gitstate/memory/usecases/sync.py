@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import subprocess
 import time
 from typing import NamedTuple
 
@@ -24,12 +23,11 @@ from gitstate.memory.storage.brain import Brain
 from gitstate.memory.storage.layout import MEMORY_REF, REMOTE_KEY
 from gitstate.memory.usecases.brain import memory_warning, open_brain
 from gitstate.memory.usecases.search import reindex
-from gitstate.storage import gitcli, refs, remote_url
+from gitstate.storage import gitcli, network, refs, remote_url
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.snapshots import compose_message
 
 MAX_ROUNDS = 5
-_PORCELAIN_RE = re.compile(r"^(.)\t([^:\t]*):([^\t]+)\t(.*)$")
 _SLUG_RE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -90,10 +88,9 @@ def choose_remote(brain: Brain, given: str | None) -> tuple[str, str]:
     return value, name
 
 
-def _git(brain: Brain, *args: str) -> subprocess.CompletedProcess[str]:
-    path = brain.layout.path
-    # umask: what git writes into the brain stays private to its owner (docs/memory.md).
-    return gitcli.run_in(path, path, *args, env={"GIT_TERMINAL_PROMPT": "0"}, umask=0o077)
+def _where(brain: Brain) -> network.Private:
+    # Private: what git writes into the brain stays its owner's (umask 0o077, docs/memory.md).
+    return network.Private(brain.layout.path)
 
 
 def fetch(brain: Brain, remote: str, name: str) -> str:
@@ -101,10 +98,7 @@ def fetch(brain: Brain, remote: str, name: str) -> str:
     A pattern refspec: a remote without the ref yet is no error."""
     target = f"refs/agy-remotes/{name}/memory"
     spec = f"+{MEMORY_REF}*:{target}*"
-    proc = _git(brain, "fetch", "--quiet", "--no-tags", "--", remote, spec)
-    if proc.returncode != 0:
-        shown = remote_url.public(remote)
-        raise Failure(f"git fetch {shown} failed: {gitcli.error_line(proc.stderr)}")
+    network.fetch(_where(brain), remote, [spec], prune=False, prompt=False)
     return target
 
 
@@ -153,20 +147,17 @@ def _merge_commit(
 def push(brain: Brain, remote: str) -> tuple[bool, bool]:
     """(pushed something, rejected because the remote moved). Never forces."""
     spec = f"{MEMORY_REF}:{MEMORY_REF}"
-    proc = _git(brain, "push", "--porcelain", "--no-verify", "--", remote, spec)
-    for line in proc.stdout.splitlines():
-        match = _PORCELAIN_RE.match(line)
-        if match is None or match.group(3) != MEMORY_REF:
+    pushed = network.push(_where(brain), remote, [spec], prompt=False)
+    for flag, _src, dst, summary in pushed.refs:
+        if dst != MEMORY_REF:
             continue
-        flag, summary = match.group(1), match.group(4)
         if flag == "!":
             if "fetch first" in summary or "non-fast-forward" in summary:
                 return False, True
             raise Failure(f"{remote_url.public(remote)} refused {MEMORY_REF}: {summary}")
         return flag != "=", False
-    if proc.returncode != 0:
-        shown = remote_url.public(remote)
-        raise Failure(f"git push {shown} failed: {gitcli.error_line(proc.stderr)}")
+    if pushed.code != 0:
+        raise pushed.failure(remote)
     return False, False
 
 
