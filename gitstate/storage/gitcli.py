@@ -1,7 +1,9 @@
 """Asking the `git` command: refs, ancestry, config, remotes. Standard library only.
 
-The network always goes through git (users' credentials, ssh config and proxies must just work).
-Reads that only decide what to do also go through here, so that a sync with nothing to merge
+The network always goes through git (users' credentials, ssh config and proxies must just work):
+storage/network.py, on top of `run` here. Use cases ask the functions below by intent; none
+builds a git command line of its own (tests/test_git_boundary.py). Reads that only decide what
+to do also go through here, so that a sync with nothing to merge
 never pays pygit2's start-up; writing stays with pygit2 (gitstate.storage.snapshots).
 """
 
