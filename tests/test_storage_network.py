@@ -78,6 +78,10 @@ class TestNetwork:
         assert "s3cret" not in caught.value.message
         pushed = network.push(layout, secret, ["HEAD:refs/agy/x"], prompt=False)
         assert pushed.code != 0
+        with pytest.raises(Failure) as listed:
+            network.ls_remote(layout, secret)
+        assert listed.value.message.startswith("git ls-remote https://127.0.0.1:9/nothing.git")
+        assert "s3cret" not in listed.value.message
         assert "s3cret" not in pushed.failure(secret).message
 
     def test_ls_remote_of_a_missing_remote_fails_in_git_s_words(

@@ -77,9 +77,10 @@ def ls_remote(where: Where, remote: str, timeout: float | None = None) -> dict[s
     try:
         proc = _git(where, "ls-remote", "--", remote, env=_NO_PROMPT, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise TimedOut(f"git ls-remote {remote} took longer than {timeout:.0f}s") from None
+        shown = remote_url.public(remote)
+        raise TimedOut(f"git ls-remote {shown} took longer than {timeout:.0f}s") from None
     if proc.returncode != 0:
-        raise Failure(f"git ls-remote {remote} failed: {gitcli.error_line(proc.stderr)}")
+        raise _failure("ls-remote", remote, proc.stderr)
     found = {}
     for line in proc.stdout.splitlines():
         oid, _, name = line.partition("\t")
