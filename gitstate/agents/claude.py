@@ -9,6 +9,14 @@ text; one `{"type":"result", subtype, is_error, result, duration_ms, session_id}
 
 from __future__ import annotations
 
+from gitstate.agents.session_payload import after_compaction as after_compaction
+from gitstate.agents.session_payload import inject as inject
+from gitstate.agents.session_payload import inject_skipped as inject_skipped
+from gitstate.agents.session_payload import memory_key as memory_key
+from gitstate.agents.session_payload import nothing as nothing
+from gitstate.agents.session_payload import project_dir as project_dir
+from gitstate.agents.session_payload import stop_looping as stop_looping
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,36 +46,6 @@ HOOKS = (
 def claims(payload: dict[str, Any]) -> int:
     """Any hook event or session id could be Claude Code's: the fallback (1), never sure."""
     return 1 if payload.get("hook_event_name") is not None or "session_id" in payload else 0
-
-
-def project_dir(payload: dict[str, Any]) -> str | None:
-    cwd = payload.get("cwd")
-    return cwd if isinstance(cwd, str) and cwd else None
-
-
-def inject_skipped(payload: dict[str, Any]) -> bool:
-    return False  # SessionStart fires once per session start: every call injects
-
-
-def stop_looping(payload: dict[str, Any]) -> bool:
-    return payload.get("stop_hook_active") is True
-
-
-def memory_key(payload: dict[str, Any]) -> object:
-    return None  # inject runs only at a session's start
-
-
-def after_compaction(payload: dict[str, Any]) -> bool:
-    # SessionStart's `source` is startup, resume, clear or compact (docs/hooks.md).
-    return payload.get("source") == "compact"
-
-
-def nothing(action: str) -> dict[str, Any]:
-    return {}
-
-
-def inject(text: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
 def block(reason: str) -> dict[str, Any]:

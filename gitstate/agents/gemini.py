@@ -8,6 +8,14 @@ plus a `timestamp`, with Gemini's own event names.
 
 from __future__ import annotations
 
+from gitstate.agents.session_payload import after_compaction as after_compaction
+from gitstate.agents.session_payload import inject as inject
+from gitstate.agents.session_payload import inject_skipped as inject_skipped
+from gitstate.agents.session_payload import memory_key as memory_key
+from gitstate.agents.session_payload import nothing as nothing
+from gitstate.agents.session_payload import project_dir as project_dir
+from gitstate.agents.session_payload import stop_looping as stop_looping
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,36 +66,6 @@ def claims(payload: dict[str, Any]) -> int:
     if event == "SessionStart" and "timestamp" in payload:
         return 2  # Gemini's base payload carries a timestamp; Claude's does not
     return 0
-
-
-def project_dir(payload: dict[str, Any]) -> str | None:
-    cwd = payload.get("cwd")
-    return cwd if isinstance(cwd, str) and cwd else None
-
-
-def inject_skipped(payload: dict[str, Any]) -> bool:
-    return False
-
-
-def stop_looping(payload: dict[str, Any]) -> bool:
-    return payload.get("stop_hook_active") is True
-
-
-def memory_key(payload: dict[str, Any]) -> object:
-    return None  # inject runs only at a session's start
-
-
-def after_compaction(payload: dict[str, Any]) -> bool:
-    # SessionStart's `source` is startup, resume, clear or compact (docs/hooks.md).
-    return payload.get("source") == "compact"
-
-
-def nothing(action: str) -> dict[str, Any]:
-    return {}
-
-
-def inject(text: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
 def block(reason: str) -> dict[str, Any]:
