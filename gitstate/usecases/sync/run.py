@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 from gitstate.errors import Failure, NotFound, UsageError, WorkAtRisk
 from gitstate.storage import gitcli, graph, multivar, network, remote_url, view
@@ -415,58 +415,22 @@ def sync(
             rounds += 1
             fetch(ws, remote, name)
             listing = gitcli.refs(ws.layout, *LISTED, *listed_copies(name))
-            for ref, (seen, why) in lost.items():
-                if listing.get(fetched_copy(name, ref)) == seen:
-                    raise Failure(
-                        f"{shown} refused {ref}: {why}",
-                        hint=f"{shown} could not update it, and nobody else had moved it; "
-                        "the remote's server log says why",
-                    )
-            chains = []
-            hold: set[str] = set()
-            for chain_ws, local_ref, remote_ref in own_chains(ws, user, name, listing):
-                chain = bring_chain(chain_ws, local_ref, remote_ref, shown, listing, trust)
-                chains.append(chain)
-                if chain.action == "skipped":
-                    skipped.setdefault(remote_ref, chain.reason)
-                if chain.action in ("skipped", "elsewhere") and chain.commit:
-                    hold.add(f"refs/agy/users/{user}/{local_ref[len('refs/agy/') :]}")
-            if teammate and teammate != user:
-                teammate_ref = f"refs/agy-remotes/{name}/users/{teammate}/state"
-                if teammate_ref not in listing:
-                    raise NotFound(f"{shown} has no state chain of {teammate}")
-                chain = bring_chain(
-                    ws, ws.layout.state_ref, teammate_ref, f"{teammate} on {shown}", listing, None
-                )
-                chains.append(chain)
-                if chain.action == "skipped":
-                    skipped.setdefault(teammate_ref, chain.reason)
+            _refuse_lost(lost, listing, name, shown)
+            chains, hold = _bring_chains(ws, user, teammate, name, shown, listing, trust, skipped)
             notes = merge_notes(ws, name, listing, skipped)
             if notes == "skipped":
                 hold.add(DECISIONS_REF)
-            got, clashing = receive_shared(ws, name, listing, skipped)
+            got, clashes = receive_shared(ws, name, listing, skipped)
             received += got
-            clashes = clashing
             outcome = push(ws, remote, user, frozenset(hold), remote_has(name, listing))
             pushed += outcome.ok
             clashes += [c for c in outcome.clashes if c not in clashes]
-            if outcome.refused:
-                ref, why = outcome.refused[0]
-                raise Failure(
-                    f"{shown} refused {ref}: {why}",
-                    hint="the remote may not accept refs outside refs/heads and refs/tags; "
-                    "ask for refs/agy/* and refs/notes/agy/* to be allowed",
-                )
+            _refuse_refused(outcome, shown)
             lost = {ref: (listing.get(fetched_copy(name, ref)), why) for ref, why in outcome.lost}
             if not (outcome.retry or lost):
                 break
             if rounds >= MAX_ROUNDS:
-                moving = ", ".join([*outcome.retry, *sorted(lost)])
-                raise WorkAtRisk(
-                    f"{shown} kept moving: {moving} still rejected after "
-                    f"{rounds} rounds of fetch, merge and push",
-                    hint="try again in a moment",
-                )
+                _give_up(outcome, lost, rounds, shown)
             time.sleep(0.05 * rounds)  # someone is pushing right now: let them finish
         view_state, overwritten = refresh_view(ws, force)
     return Synced(
@@ -481,6 +445,75 @@ def sync(
         rounds,
         overwritten,
         tuple(skipped.items()),
+    )
+
+
+def _refuse_lost(
+    lost: dict[str, tuple[str | None, str]], listing: dict[str, str], name: str, shown: str
+) -> None:
+    """A ref the remote could not update last round, which nobody has moved since: the remote
+    refuses it for a reason of its own, and another round would only be refused again."""
+    for ref, (seen, why) in lost.items():
+        if listing.get(fetched_copy(name, ref)) == seen:
+            raise Failure(
+                f"{shown} refused {ref}: {why}",
+                hint=f"{shown} could not update it, and nobody else had moved it; "
+                "the remote's server log says why",
+            )
+
+
+def _bring_chains(
+    ws: Workspace,
+    user: str,
+    teammate: str | None,
+    name: str,
+    shown: str,
+    listing: dict[str, str],
+    trust: sync_trust.Trust,
+    skipped: dict[str, str],
+) -> tuple[list[ChainResult], set[str]]:
+    """One round's merge of your chains (and a teammate's with --from) with the remote's copies;
+    also the refs to hold back from the push (a chain skipped, or kept elsewhere)."""
+    chains: list[ChainResult] = []
+    hold: set[str] = set()
+    for chain_ws, local_ref, remote_ref in own_chains(ws, user, name, listing):
+        chain = bring_chain(chain_ws, local_ref, remote_ref, shown, listing, trust)
+        chains.append(chain)
+        if chain.action == "skipped":
+            skipped.setdefault(remote_ref, chain.reason)
+        if chain.action in ("skipped", "elsewhere") and chain.commit:
+            hold.add(f"refs/agy/users/{user}/{local_ref[len('refs/agy/') :]}")
+    if teammate and teammate != user:
+        teammate_ref = f"refs/agy-remotes/{name}/users/{teammate}/state"
+        if teammate_ref not in listing:
+            raise NotFound(f"{shown} has no state chain of {teammate}")
+        chain = bring_chain(
+            ws, ws.layout.state_ref, teammate_ref, f"{teammate} on {shown}", listing, None
+        )
+        chains.append(chain)
+        if chain.action == "skipped":
+            skipped.setdefault(teammate_ref, chain.reason)
+    return chains, hold
+
+
+def _refuse_refused(outcome: Pushed, shown: str) -> None:
+    if outcome.refused:
+        ref, why = outcome.refused[0]
+        raise Failure(
+            f"{shown} refused {ref}: {why}",
+            hint="the remote may not accept refs outside refs/heads and refs/tags; "
+            "ask for refs/agy/* and refs/notes/agy/* to be allowed",
+        )
+
+
+def _give_up(
+    outcome: Pushed, lost: dict[str, tuple[str | None, str]], rounds: int, shown: str
+) -> NoReturn:
+    moving = ", ".join([*outcome.retry, *sorted(lost)])
+    raise WorkAtRisk(
+        f"{shown} kept moving: {moving} still rejected after "
+        f"{rounds} rounds of fetch, merge and push",
+        hint="try again in a moment",
     )
 
 
