@@ -163,12 +163,13 @@ def merged(store: Store, job_id: str) -> bool:
 
 def delete_chain(store: Store, job_id: str) -> bool:
     """Drop the job worktree's own state chain (refs/agy/wt/<id>/state), as a submission that
-    failed half-way leaves it; False when there is none."""
-    seeded = store.repo.references.get(f"refs/agy/wt/{job_id}/state")
-    if seeded is None:
+    failed half-way leaves it; False when there is none, or when someone moved it meanwhile
+    (compare-and-delete: only the tip the failed submission left goes)."""
+    ref = f"refs/agy/wt/{job_id}/state"
+    seeded = store.repo.references.get(ref)
+    if seeded is None or seeded.type != pygit2.enums.ReferenceType.DIRECT:
         return False
-    seeded.delete()
-    return True
+    return store.delete_ref(ref, str(seeded.target), f"agy job: {job_id} not submitted")
 
 
 def delete_branch(store: Store, job_id: str) -> bool:
