@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
+from install import Install, build
 from timing import WARMUP, Sample, Timing, in_process, interleaved, timed_run, timing
 
 from gitstate.document.language import KEYS
@@ -44,7 +45,6 @@ from gitstate.usecases.sync import carry
 from gitstate.usecases.sync import run as sync_uc
 from gitstate.usecases.workspace import Workspace
 
-CLI = [sys.executable, "-m", "gitstate"]
 SYNC_SNAPSHOTS = 1_000  # row 4's target is defined at this size, so --quick keeps it too
 SYNC_EMAIL = "bench@example.com"
 SHORT_CHAIN = 20
@@ -186,8 +186,8 @@ def git(env: dict[str, str], cwd: Path, *args: str) -> str:
     return proc.stdout
 
 
-def tool(env: dict[str, str], cwd: Path, *args: str) -> str:
-    proc = subprocess.run([*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True)
+def tool(inst: Install, env: dict[str, str], cwd: Path, *args: str) -> str:
+    proc = subprocess.run([*inst.cli, *args], cwd=cwd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"git-agy-state {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}")
     return proc.stdout
@@ -271,7 +271,7 @@ def progress(text: str) -> None:
 # ---- row 1: save --------------------------------------------------------------------------
 
 
-def prepare_save_repo(env: dict[str, str], path: Path) -> Path:
+def prepare_save_repo(inst: Install, env: dict[str, str], path: Path) -> Path:
     repo = new_repo(env, path)
     # Every section but the last step through --set (the in-progress marker included), and
     # the last step through --todo: one real `patch` makes the first snapshot.
@@ -281,7 +281,7 @@ def prepare_save_repo(env: dict[str, str], path: Path) -> Path:
         text = "\n".join(steps) if key == "next_steps" else section_text(key)
         args += ["--set", f"{key}={text}"]
     args += ["--todo", last.split("] ", 1)[1], "-m", "bench: initial state"]
-    tool(env, repo, *args)
+    tool(inst, env, repo, *args)
     return repo
 
 
@@ -297,15 +297,15 @@ def chain_length(repo: Path) -> int:
     return sum(1 for _ in ws.store.walk(ws.store.tip()))
 
 
-def rows_save(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
-    repo = prepare_save_repo(env, root / "save")
+def rows_save(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+    repo = prepare_save_repo(inst, env, root / "save")
     view = repo / "STATE.md"
     counter = iter(range(1, 1_000_000))
-    import_pygit2 = [sys.executable, "-c", "import pygit2"]
+    import_pygit2 = [str(inst.python), "-c", "import pygit2"]
 
     def save() -> Sample:
         rewrite_goal(view, next(counter))  # not timed
-        return timed_run([*CLI, "save"], repo, env)
+        return timed_run([*inst.cli, "save"], repo, env)
 
     def baseline() -> Sample:
         return timed_run(import_pygit2, repo, env)
@@ -327,7 +327,7 @@ def rows_save(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
 
     progress(f"info: import pygit2 vs python -c pass, {plan.reps} pairs")
     imp, bare = interleaved(
-        lambda: timed_run([sys.executable, "-c", "pass"], repo, env),
+        lambda: timed_run([str(inst.python), "-c", "pass"], repo, env),
         lambda: timed_run(import_pygit2, repo, env),
         plan.reps,
     )
@@ -343,7 +343,7 @@ def rows_save(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     progress(f"info: --version start-up vs import pygit2, {plan.reps} pairs")
     version, imp2 = interleaved(
         lambda: timed_run(import_pygit2, repo, env),
-        lambda: timed_run([*CLI, "--version"], repo, env),
+        lambda: timed_run([*inst.cli, "--version"], repo, env),
         plan.reps,
     )
     rows.append(
@@ -357,7 +357,7 @@ def rows_save(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
 
     progress(f"info: save vs --version start-up, {plan.reps} pairs")
     saved2, version2 = interleaved(
-        lambda: timed_run([*CLI, "--version"], repo, env), save, plan.reps
+        lambda: timed_run([*inst.cli, "--version"], repo, env), save, plan.reps
     )
     rows.append(
         timed_row(
@@ -414,61 +414,187 @@ def build_chain(env: dict[str, str], path: Path, length: int, pack: bool = True)
     return repo
 
 
-def rows_hooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
-    """The agent hooks run on every agent turn: their start-up is the cost that matters."""
-    repo = prepare_save_repo(env, root / "hooks")
-    script = Path(sys.executable).parent / "git-agy-state"
-    command = [str(script)] if script.exists() else CLI
-    inject_payload = root / "inject.json"
-    inject_payload.write_text(
-        json.dumps({"conversationId": "c", "workspacePaths": [str(repo)], "invocationNum": 1})
-    )
-    stop_payload = root / "stop.json"
-    stop_payload.write_text(
-        json.dumps({"conversationId": "c", "workspacePaths": [str(repo)], "executionNum": 1})
-    )
-    bare = [sys.executable, "-c", "pass"]
+# ---- agent hooks: inject, stop-guard, pre-compact -----------------------------------------------
 
-    progress(f"row: hook inject vs python -c pass, {plan.reps} pairs")
-    inject, base = interleaved(
-        lambda: timed_run(bare, repo, env),
-        lambda: timed_run([*command, "hook", "inject"], repo, env, inject_payload),
-        plan.reps,
-    )
-    rows = [
-        timed_row(
-            "`hook inject` (agy payload, console script)",
-            ("`git-agy-state hook inject`", inject),
-            ("`python -c pass`", base),
-            target=1.5,
+# The least any Python hook that parses its JSON payload pays: the same venv's interpreter,
+# isolated as our hooks run, importing json. The hook rows are measured against it.
+FLOOR = ["-I", "-c", "import json"]
+HOOK_TARGET = 1.25  # inject and stop-guard on a clean view: a read, a validation, one answer
+# pre-compact on a clean view reads STATE.md and the view record and answers "nothing": less
+# work than inject. Gemini CLI fires it before every model call, so it should cost no more than
+# the floor plus the run-to-run spread of two interpreter starts (a few percent): 1.1×.
+PRE_COMPACT_TARGET = 1.1
+DIRTY_TARGET = 2.5  # the stop guard that saves, vs the one that only reads
+
+
+def hook_payloads(root: Path, repo: Path) -> dict[str, Path]:
+    """One payload file per (event, agent) the rows use, in each agent's documented shape."""
+    transcript = str(root / "transcript.jsonl")
+    shapes: dict[str, dict[str, object]] = {
+        "inject-agy": {"conversationId": "c", "workspacePaths": [str(repo)], "invocationNum": 1},
+        "stop-guard-agy": {"conversationId": "c", "workspacePaths": [str(repo)], "executionNum": 1},
+        "inject-claude": {
+            "session_id": "s",
+            "transcript_path": transcript,
+            "cwd": str(repo),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        },
+        "pre-compact-gemini": {
+            "session_id": "s",
+            "transcript_path": transcript,
+            "cwd": str(repo),
+            "hook_event_name": "PreCompress",
+            "timestamp": "2026-01-02T03:04:05.000Z",
+            "trigger": "auto",
+        },
+    }
+    paths = {}
+    for name, payload in shapes.items():
+        paths[name] = root / f"{name}.json"
+        paths[name].write_text(json.dumps(payload))
+    return paths
+
+
+def check_hook(env: dict[str, str], repo: Path, argv: list[str], feed: Path) -> str:
+    """Run a hook once (untimed) and return its answer; a hook fails open (exit 0, nothing said,
+    the failure in hook.log), so a row would time a no-op unless this looks."""
+    with open(feed, "rb") as stdin:
+        proc = subprocess.run(argv, cwd=repo, env=env, stdin=stdin, capture_output=True, text=True)
+    log = repo / ".git" / "agy" / "hook.log"
+    if proc.returncode != 0 or log.exists():
+        failed = log.read_text() if log.exists() else proc.stderr
+        raise SystemExit(f"{' '.join(argv)} failed in the bench fixture:\n{failed}")
+    return proc.stdout
+
+
+def rows_hooks(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+    """The agent hooks run on every agent turn (pre-compact before every Gemini model call), as
+    the settings `install` writes call them: the venv's `python -I -m gitstate hook …`."""
+    repo = prepare_save_repo(inst, env, root / "hooks")
+    view = repo / "STATE.md"
+    payloads = hook_payloads(root, repo)
+    floor_argv = [str(inst.python), *FLOOR]
+
+    def floor() -> Sample:
+        return timed_run(floor_argv, repo, env)
+
+    def argv(event: str, agent: str) -> list[str]:
+        return [*inst.hook_argv, "hook", event, "--agent", agent]
+
+    goal = SECTIONS["goal"][0][:40]
+    for event, agent, want in (
+        ("inject", "agy", goal),
+        ("inject", "claude", goal),
+        ("stop-guard", "agy", "Measure save"),  # blocks on the step in progress
+    ):
+        said = check_hook(env, repo, argv(event, agent), payloads[f"{event}-{agent}"])
+        if want not in said:
+            raise SystemExit(f"hook {event} --agent {agent} did not answer as expected:\n{said}")
+    check_hook(env, repo, argv("pre-compact", "gemini"), payloads["pre-compact-gemini"])
+
+    rows = []
+    before = chain_length(repo)
+    for event, agent, label, target in (
+        ("inject", "agy", "agy payload", HOOK_TARGET),
+        ("inject", "claude", "claude payload", HOOK_TARGET),
+        ("stop-guard", "agy", "clean view, agy payload", HOOK_TARGET),
+        ("pre-compact", "gemini", "clean view, gemini payload", PRE_COMPACT_TARGET),
+    ):
+        command, feed = argv(event, agent), payloads[f"{event}-{agent}"]
+        progress(f"row: hook {event} --agent {agent} vs the floor, {plan.reps} pairs")
+        subject, base = interleaved(
+            floor, lambda c=command, f=feed: timed_run(c, repo, env, f), plan.reps
         )
-    ]
-    progress(f"info: hook stop-guard (clean view) vs python -c pass, {plan.reps} pairs")
-    guard, base = interleaved(
-        lambda: timed_run(bare, repo, env),
-        lambda: timed_run([*command, "hook", "stop-guard"], repo, env, stop_payload),
+        rows.append(
+            timed_row(
+                f"`hook {event}` ({label}, subprocess)",
+                (f"`python -I -m gitstate hook {event} --agent {agent}`", subject),
+                ("`python -I -c 'import json'`", base),
+                target=target,
+            )
+        )
+    if chain_length(repo) != before:
+        raise SystemExit("a hook saved on a clean view: the clean rows timed a save")
+
+    stop, stop_feed = argv("stop-guard", "agy"), payloads["stop-guard-agy"]
+    counter = iter(range(1, 1_000_000))
+
+    def dirty() -> Sample:
+        # The agent has just written STATE.md; the hook's cost starts when it is spawned, so
+        # the edit is made here, untimed, and the clean side (no edit) is the same command.
+        rewrite_goal(view, next(counter))
+        return timed_run(stop, repo, env, stop_feed)
+
+    progress(f"row: hook stop-guard on a dirty view vs a clean one, {plan.reps} pairs")
+    saving, reading = interleaved(lambda: timed_run(stop, repo, env, stop_feed), dirty, plan.reps)
+    made = chain_length(repo) - before
+    if made != plan.reps + WARMUP:
+        raise SystemExit(f"expected {plan.reps + WARMUP} saves from the dirty stop guard: {made}")
+    check_hook(env, repo, stop, stop_feed)  # and no failure logged by any of them
+    rows.insert(
+        3,
+        timed_row(
+            "`hook stop-guard`, dirty view: saves a snapshot (subprocess, edit untimed)",
+            ("dirty view, `hook stop-guard --agent agy`", saving),
+            ("clean view, the same command", reading),
+            target=DIRTY_TARGET,
+        ),
+    )
+
+    progress(f"info: the floor vs python -I -c pass, {plan.reps} pairs")
+    base_floor, bare = interleaved(
+        lambda: timed_run([str(inst.python), "-I", "-c", "pass"], repo, env), floor, plan.reps
+    )
+    rows.append(
+        timed_row(
+            "the hook floor: an isolated interpreter that imports json",
+            ("`python -I -c 'import json'`", base_floor),
+            ("`python -I -c pass`", bare),
+            info=True,
+        )
+    )
+    inject_feed = payloads["inject-agy"]
+    progress(f"info: hook inject through the console script, {plan.reps} pairs")
+    script, module = interleaved(
+        lambda: timed_run(argv("inject", "agy"), repo, env, inject_feed),
+        lambda: timed_run([*inst.cli, "hook", "inject", "--agent", "agy"], repo, env, inject_feed),
         plan.reps,
     )
     rows.append(
         timed_row(
-            "`hook stop-guard`, clean view (validates; no save, no pygit2)",
-            ("`git-agy-state hook stop-guard`", guard),
-            ("`python -c pass`", base),
+            "`hook inject` through the console script instead",
+            ("`git-agy-state hook inject --agent agy`", script),
+            ("`python -I -m gitstate hook inject --agent agy`", module),
+            info=True,
+        )
+    )
+    progress(f"info: a bare start of this bench's interpreter vs the wheel venv's, {plan.reps}")
+    here, there = interleaved(
+        lambda: timed_run([str(inst.python), "-c", "pass"], repo, env),
+        lambda: timed_run([sys.executable, "-c", "pass"], repo, env),
+        plan.reps,
+    )
+    rows.append(
+        timed_row(
+            "why a wheel: a bare start of the bench's own interpreter (editable finder `.pth`)",
+            (f"`{sys.executable} -c pass`", here),
+            ("the wheel venv's `python -c pass`", there),
             info=True,
         )
     )
     return rows
 
 
-def rows_githooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+def rows_githooks(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     """post-commit runs inside every `git commit`: its cost must not grow with the history."""
     long_len = HOOK_CHAIN_FULL if plan is FULL else HOOK_CHAIN_QUICK
     progress(f"row: building chains of {long_len:,} and {HOOK_CHAIN_SHORT} snapshots")
     long_repo = build_chain(env, root / "hook-long", long_len)
     short_repo = build_chain(env, root / "hook-short", HOOK_CHAIN_SHORT)
-    argv = [*CLI, "hook", "post-commit"]
+    argv = [*inst.hook_argv, "hook", "post-commit"]  # what the git hook runs
     for repo in (long_repo, short_repo):
-        tool(env, repo, "hook", "post-commit")  # the first run writes changed_files once
+        tool(inst, env, repo, "hook", "post-commit")  # the first run writes changed_files once
     progress(f"row: hook post-commit, {plan.reps} pairs")
     long_t, short_t = interleaved(
         lambda: timed_run(argv, short_repo, env),
@@ -490,8 +616,8 @@ def rows_githooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
         git(env, root, "init", "-q", "--bare", str(remote))
         git(env, repo, "remote", "add", "origin", str(remote))
         git(env, repo, "config", "user.email", SYNC_EMAIL)
-        tool(env, repo, "remote", "setup", "origin")
-        tool(env, repo, "sync")
+        tool(inst, env, repo, "remote", "setup", "origin")
+        tool(inst, env, repo, "sync")
         git(env, repo, "push", "-q", "--no-verify", "origin", "main")
         head = git(env, repo, "rev-parse", "HEAD").strip()
         payload = root / f"{repo.name}-pre-push.txt"
@@ -501,7 +627,7 @@ def rows_githooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     def pre_push(repo: Path) -> Callable[[], Sample]:
         # --after a pid that is not running: the step goes straight to its checks (ls-remote,
         # what is ours, a push of what is already there), as it does once the push is over.
-        argv = [*CLI, "hook", "pre-push", "--after", str(NO_SUCH_PID), "origin"]
+        argv = [*inst.hook_argv, "hook", "pre-push", "--after", str(NO_SUCH_PID), "origin"]
         return lambda: timed_run(argv, repo, env, payloads[repo])
 
     progress(f"row: hook pre-push, {plan.reps} pairs")
@@ -520,15 +646,15 @@ def rows_githooks(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     return rows
 
 
-def rows_log(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+def rows_log(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     progress(f"row 2: building chains of {plan.chain:,} and {SHORT_CHAIN} snapshots")
     start = time.perf_counter()
     long_repo = build_chain(env, root / "chain-long", plan.chain)
     short_repo = build_chain(env, root / "chain-short", SHORT_CHAIN)
     progress(f"chains built and packed in {time.perf_counter() - start:.1f} s")
-    argv = [*CLI, "log", "-n", str(LOG_LIMIT)]
+    argv = [*inst.cli, "log", "-n", str(LOG_LIMIT)]
     for repo, length in ((long_repo, plan.chain), (short_repo, SHORT_CHAIN)):
-        shown = len(tool(env, repo, "log", "-n", str(LOG_LIMIT)).splitlines())
+        shown = len(tool(inst, env, repo, "log", "-n", str(LOG_LIMIT)).splitlines())
         if shown != LOG_LIMIT or chain_length(repo) != length:
             raise SystemExit(f"{repo}: a broken fixture ({shown} lines from log -n {LOG_LIMIT})")
 
@@ -600,7 +726,7 @@ def object_usage(gitdir: Path) -> Usage:
     return Usage(loose, loose_disk, packs, pack_data)
 
 
-def rows_size(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+def rows_size(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     count = plan.snapshots
     repo = new_repo(env, root / "size")
     # The tool would start `git gc --auto` in the background when loose objects pile up; that
@@ -680,7 +806,7 @@ def rows_size(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
 # ---- row 4: sync to a bare remote ---------------------------------------------------------------
 
 
-def rows_sync(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
+def rows_sync(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     """`sync` of a chain of SYNC_SNAPSHOTS new snapshots to a fresh bare remote, vs a plain `git
     push` of the same ref with the same refspec to another fresh bare remote."""
     count = SYNC_SNAPSHOTS
@@ -719,7 +845,7 @@ def rows_sync(env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
 
         return run
 
-    sync_argv = [*CLI, "sync"]
+    sync_argv = [*inst.cli, "sync"]
     push_argv = ["git", "push", "-q", "origin", f"refs/agy/state:{on_remote}"]
     progress(f"row 4: sync vs git push of {count:,} snapshots, {plan.reps} pairs")
     synced, pushed = interleaved(
@@ -788,7 +914,7 @@ def machine_line(plan: Plan, mode: str, elapsed: float) -> str:
     )
 
 
-ROWS: dict[str, Callable[[dict[str, str], Path, Plan], list[Row]]] = {
+ROWS: dict[str, Callable[[Install, dict[str, str], Path, Plan], list[Row]]] = {
     "save": rows_save,
     "hooks": rows_hooks,
     "log": rows_log,
@@ -821,12 +947,13 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agy-bench-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
-        env = sealed_env(root)
+        inst = build(root)  # before the seal: pip needs the real HOME's config and cache
+        env = inst.environ(sealed_env(root))
         seal_this_process(env, root)
-        groups = [ROWS[name](env, root, plan) for name in ROWS if name in chosen]
-    # The measured rows first (each group's first), then the informational ones.
-    rows = [group[0] for group in groups]
-    rows += [row for group in groups for row in group[1:]]
+        groups = [ROWS[name](inst, env, root, plan) for name in ROWS if name in chosen]
+    # The measured rows first, then the informational ones.
+    rows = [row for group in groups for row in group if not row.info]
+    rows += [row for group in groups for row in group if row.info]
     print(table(rows))
     print()
     print(machine_line(plan, mode, time.perf_counter() - began))
