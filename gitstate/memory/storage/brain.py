@@ -186,17 +186,30 @@ class Brain:
             return self._write_tree(parent, changes)
 
     def _write_tree(self, parent: str | None, changes: dict[str, bytes | None]) -> pygit2.Oid:
-        index = pygit2.Index()
-        if parent is not None:
-            index.read_tree(self._repo[parent].peel(pygit2.Tree))
-        for path, data in sorted(changes.items()):
-            if data is None:
-                if path in index:
-                    index.remove(path)
-                continue
-            blob = self._repo.create_blob(data)
-            index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
-        return index.write_tree(self._repo)
+        """The parent's tree with `changes` applied by path: only the folders on a changed path
+        are rewritten, every other entry is reused by id (a brain of 500 session logs writes
+        the sessions/ folder and the root, not 500 entries through an index)."""
+        base = self._repo[parent].peel(pygit2.Tree) if parent is not None else None
+        return self._build(base, _nest(changes)) or self._repo.TreeBuilder().write()
+
+    def _build(self, base: pygit2.Tree | None, changes: _Nested) -> pygit2.Oid | None:
+        """`base` (None: an empty folder) with `changes`; None when nothing is left in it (an
+        empty folder is no entry in git)."""
+        builder = self._repo.TreeBuilder(base) if base is not None else self._repo.TreeBuilder()
+        for name, change in sorted(changes.items()):
+            entry = base[name] if base is not None and name in base else None
+            if isinstance(change, dict):
+                sub = self._repo[entry.id] if entry is not None else None
+                oid = self._build(sub if isinstance(sub, pygit2.Tree) else None, change)
+                if oid is not None:
+                    builder.insert(name, oid, pygit2.enums.FileMode.TREE)
+                elif entry is not None:
+                    builder.remove(name)
+            elif change is not None:
+                builder.insert(name, self._repo.create_blob(change), pygit2.enums.FileMode.BLOB)
+            elif entry is not None:
+                builder.remove(name)
+        return builder.write() if len(builder) else None
 
     def commit(
         self,
@@ -228,6 +241,17 @@ class Brain:
         memory_cache.update(cache, tip, self.listing(tip), self.blob)
         return tip
 
+    def advance_cache(self, parent: str, commit: str, changes: dict[str, bytes | None]) -> None:
+        """The cache moved from `parent` to `commit`, a commit of `changes` on it, touching only
+        the changed files; a full refresh when the cache was not at `parent`."""
+        cache = self.layout.cache_dir
+        by_blob = {
+            path: (None if data is None else (str(pygit2.hash(data)), data))
+            for path, data in changes.items()
+        }
+        if not memory_cache.advance(cache, parent, commit, by_blob):
+            self.refresh_cache()
+
     # ---- config ---------------------------------------------------------------------------
 
     def config(self, key: str) -> str | None:
@@ -236,6 +260,28 @@ class Brain:
     def set_config(self, key: str, value: str) -> None:
         with private.Umask():
             self._store.set_config(key, value)
+
+
+# A change set as folders: name -> new bytes, None (delete) or the changes inside a folder.
+_Nested = dict[str, "bytes | _Nested | None"]
+
+
+def _nest(changes: dict[str, bytes | None]) -> _Nested:
+    """path -> change as nested folders; a path with an empty, `.` or `..` part is a bug of the
+    caller (memory paths are checked before they get here), never written."""
+    root: _Nested = {}
+    for path, data in changes.items():
+        *folders, name = path.split("/")
+        if any(part in ("", ".", "..") for part in (*folders, name)):
+            raise ValueError(f"not a path inside the brain: {path!r}")
+        node = root
+        for folder in folders:
+            child = node.get(folder)
+            if not isinstance(child, dict):
+                child = node[folder] = {}
+            node = child
+        node[name] = data
+    return root
 
 
 def _repository(path: Path) -> pygit2.Repository:

@@ -5,10 +5,18 @@ not load pygit2. Files are replaced atomically (a reader sees the old or the new
 half) and are private to their owner (0700/0600, docs/memory.md); `.manifest` records the blob
 each file was written from, so an update writes only what changed; `.tip` (written last) names
 the commit the cache mirrors. Standard library only.
+
+A write moves the cache by what it changed (`advance`): the touched files, one line appended to
+the manifest per file, `.tip`; so an add costs the same in a brain of 10 files or of 5,000. The
+manifest is a log whose later lines win; it is rewritten whole by a full `update` (after a sync,
+or a cache that fell behind) and when it has grown past MANIFEST_COMPACT_AT. Only
+newline-terminated lines count: a line torn by a crash is the file's unterminated tail, and the
+`.tip` written after it is then stale, so the next command does a full update.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from gitstate.memory.document.files import is_memory_path
@@ -17,6 +25,9 @@ from gitstate.storage import private
 TIP_FILE = ".tip"
 MANIFEST_FILE = ".manifest"
 READ_LIMIT = 1024 * 1024
+MANIFEST_LIMIT = 16 * READ_LIMIT  # never reached: compacted long before
+MANIFEST_COMPACT_AT = 256 * 1024  # bytes of appended log before it is rewritten whole
+GONE = "-"  # the blob of a manifest line recording a removed file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,14 +58,18 @@ def tip(cache_dir: Path) -> str | None:
 
 
 def _manifest(cache_dir: Path) -> dict[str, str]:
-    data = _read(cache_dir / MANIFEST_FILE, READ_LIMIT)
+    """path -> the blob its cached file was written from (a removed file is not there)."""
+    data = _read(cache_dir / MANIFEST_FILE, MANIFEST_LIMIT)
     if data is None:
         return {}
-    text = data.decode("utf-8", errors="replace")
-    found = {}
-    for line in text.splitlines():
+    found: dict[str, str] = {}
+    for line in data.decode("utf-8", errors="replace").split("\n")[:-1]:
         blob, _, path = line.partition(" ")
-        if path:
+        if not path:
+            continue
+        if blob == GONE:
+            found.pop(path, None)
+        else:
             found[path] = blob
     return found
 
@@ -63,6 +78,22 @@ def _replace(path: Path, data: bytes) -> None:
     if not path.parent.is_dir():
         private.make_dir(path.parent)
     private.write_file(path, data)
+
+
+def _write_manifest(cache_dir: Path, entries: dict[str, str]) -> None:
+    lines = "".join(f"{blob} {path}\n" for path, blob in sorted(entries.items()))
+    _replace(cache_dir / MANIFEST_FILE, lines.encode())
+
+
+def _append_manifest(cache_dir: Path, lines: str) -> None:
+    """One write with O_APPEND: no rename, and the old lines are never rewritten."""
+    fd = private.open_fd(cache_dir / MANIFEST_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        view = memoryview(lines.encode())
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def update(
@@ -85,7 +116,44 @@ def update(
         if path not in listing and is_memory_path(path):
             (cache_dir / path).unlink(missing_ok=True)
             changed += 1
-    manifest = "".join(f"{blob} {path}\n" for path, blob in sorted(listing.items()))
-    _replace(cache_dir / MANIFEST_FILE, manifest.encode())
+    _write_manifest(cache_dir, listing)
     _replace(cache_dir / TIP_FILE, (commit + "\n").encode())
     return changed
+
+
+def advance(
+    cache_dir: Path, parent: str, commit: str, changes: dict[str, tuple[str, bytes] | None]
+) -> bool:
+    """Move the cache from `parent` to `commit`, which differs from it by `changes` (path ->
+    (blob id, bytes), None: removed). False, touching nothing, when the cache does not mirror
+    `parent` (the caller then runs a full `update`)."""
+    try:
+        size = os.stat(cache_dir / MANIFEST_FILE).st_size
+    except OSError:
+        return False  # no record of what the cache holds: only a full update knows
+    if tip(cache_dir) != parent:
+        return False
+    log = []
+    for path, change in sorted(changes.items()):
+        if not is_memory_path(path):
+            continue
+        target = cache_dir / path
+        if change is None:
+            target.unlink(missing_ok=True)
+            log.append(f"{GONE} {path}\n")
+        else:
+            _replace(target, change[1])
+            log.append(f"{change[0]} {path}\n")
+    if size >= MANIFEST_COMPACT_AT:
+        entries = _manifest(cache_dir)
+        for line in log:
+            blob, _, path = line[:-1].partition(" ")
+            if blob == GONE:
+                entries.pop(path, None)
+            else:
+                entries[path] = blob
+        _write_manifest(cache_dir, entries)
+    elif log:
+        _append_manifest(cache_dir, "".join(log))
+    _replace(cache_dir / TIP_FILE, (commit + "\n").encode())
+    return True

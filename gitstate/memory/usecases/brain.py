@@ -113,7 +113,10 @@ def write(
             data = {p: (t.encode() if t is not None else None) for p, t in changes.items()}
             commit = brain.commit(tip, data, [tip] if tip else [], message)
             if brain.compare_and_swap(tip, commit, f"agy-state memory: {subject[:60]}"):
-                brain.refresh_cache()
+                if tip is None:
+                    brain.refresh_cache()
+                else:
+                    brain.advance_cache(tip, commit, data)
                 return Written(
                     commit,
                     tuple(sorted(changes)),
