@@ -22,18 +22,14 @@ def check(file: Path | None, as_json: bool) -> None:
     ws = _workspace(file)
     checked = history.check(ws, file)
     report = checked.report
+    if as_json:
+        emit_json(checked.as_json())
     if report is None:
-        if as_json:
-            emit_json(
-                {"valid": True, "language": None, "errors": [], "warnings": [], "source": "none"}
-            )
-        else:
+        if not as_json:
             bare = "a bare repository: no work tree, so no STATE.md"
             say(f"no STATE.md and no snapshot yet: nothing to check ({checked.path or bare})")
         return
-    if as_json:
-        emit_json({**report.as_json(), "source": checked.source, "path": checked.path})
-    else:
+    if not as_json:
         where = checked.path if checked.source != "tip" else f"snapshot {short(checked.path)}"
         if report.valid:
             say(f"STATE.md is valid ({report.language}): {where}")

@@ -278,12 +278,8 @@ def result(job_id: str, with_events: bool, as_json: bool) -> None:
     from gitstate.jobs.usecases import control
 
     harvest = control.result(_layout(), job_id, with_events)
-    body: dict[str, Any] = dict(harvest.result) if harvest.result else dict(harvest.meta)
     if as_json:
-        body["final_state"] = harvest.final_state
-        if harvest.events is not None:
-            body["events"] = harvest.events
-        emit_json(body)
+        emit_json(harvest.as_json())
         return
     meta = harvest.meta
     if harvest.events is not None:
@@ -331,7 +327,7 @@ def cancel(job_id: str, as_json: bool) -> None:
 
     done = control.cancel(_layout(), job_id)
     if as_json:
-        emit_json({**done.meta, "was": done.was, "agent_ended": done.agent_ended})
+        emit_json(done.as_json())
         return
     if done.meta["state"] != "cancelled" or done.was in ("cancelled",):
         say(f"job {job_id} is already {done.meta['state']}; nothing to cancel")

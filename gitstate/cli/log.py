@@ -23,13 +23,7 @@ def log(limit: int | None, with_patch: bool, archived: bool, as_json: bool) -> N
         return
     snaps = history.log(ws, limit)
     if as_json:
-        rows = []
-        for snap in snaps:
-            row = snap.as_json()
-            if with_patch:
-                row["diff"] = history.snapshot_diff(ws, snap)
-            rows.append(row)
-        emit_json(rows)
+        emit_json(history.log_json(ws, snaps, with_patch))
         return
     for snap in snaps:
         when = snap.time.replace("T", " ")[:16]

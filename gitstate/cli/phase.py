@@ -23,13 +23,12 @@ def phase(new: str | None, as_json: bool) -> None:
         machine.name(new)  # an unknown name is a usage error, before anything is opened
     ws = Workspace.open()
     if new is None:
-        now = phase_uc.current(ws)
-        legal = machine.legal(now)
+        shown = phase_uc.shown(ws)
         if as_json:
-            emit_json({"phase": now, "legal": list(legal)})
+            emit_json(shown)
             return
-        say(f"phase: {now}")
-        say(f"legal next: {', '.join(legal)}")
+        say(f"phase: {shown['phase']}")
+        say(f"legal next: {', '.join(shown['legal'])}")
         return
     result = phase_uc.change(ws, new)
     if as_json:

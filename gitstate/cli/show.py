@@ -12,8 +12,6 @@ import click
 
 from gitstate.cli.output import emit_json, json_option, say
 from gitstate.document.controls import escape_bytes
-from gitstate.document.language import KEYS
-from gitstate.document.model import parse
 from gitstate.usecases.state import history
 from gitstate.usecases.workspace import Workspace
 
@@ -26,25 +24,12 @@ def show(rev: str | None, section: str | None, as_json: bool) -> None:
     """Print a snapshot's STATE.md byte for byte (default: the tip)."""
     ws = Workspace.open()
     commit, data = history.show(ws, rev)
-    if section is not None:
-        key, lines = history.section_lines(data, section, commit)
-        if as_json:
-            emit_json({"commit": commit, "section": key, "lines": lines})
-        else:
-            for line in lines:
-                say(line)
-        return
     if as_json:
-        doc = parse(history.text(commit, data))
-        emit_json(
-            {
-                "commit": commit,
-                "language": doc.language,
-                "stamp": doc.stamp,
-                "sections": {k: list(doc.section(k)) for k in KEYS},
-                "text": data.decode("utf-8"),
-            }
-        )
+        emit_json(history.show_json(commit, data, section))
+        return
+    if section is not None:
+        for line in history.section_lines(data, section, commit)[1]:
+            say(line)
         return
     out = sys.stdout.buffer  # byte for byte, as git show REV:STATE.md
     out.write(escape_bytes(data))

@@ -146,6 +146,15 @@ class Harvest(NamedTuple):
     events: list[str] | None
     first_read: bool
 
+    def as_json(self) -> dict[str, Any]:
+        """`job result --json` (docs/json.md): the result (else the record), the final state,
+        the events when asked for."""
+        body: dict[str, Any] = dict(self.result) if self.result else dict(self.meta)
+        body["final_state"] = self.final_state
+        if self.events is not None:
+            body["events"] = self.events
+        return body
+
 
 def result(layout: Layout, job_id: str, with_events: bool = False) -> Harvest:
     """The round's result (exit 4 while unfinished); the first read marks the job harvested."""
@@ -203,6 +212,10 @@ class Cancelled(NamedTuple):
     meta: Meta
     was: str  # the state the job was in
     agent_ended: bool
+
+    def as_json(self) -> dict[str, Any]:
+        """`job cancel --json` (docs/json.md): the record, what it was, whether the agent ended."""
+        return {**self.meta, "was": self.was, "agent_ended": self.agent_ended}
 
 
 def cancel(layout: Layout, job_id: str) -> Cancelled:

@@ -27,6 +27,12 @@ class Checked:
     path: str | None
     report: Report | None
 
+    def as_json(self) -> dict[str, object]:
+        """`check --json` (docs/json.md); the MCP tool state_check returns it too."""
+        if self.report is None:
+            return {"valid": True, "language": None, "errors": [], "warnings": [], "source": "none"}
+        return {**self.report.as_json(), "source": self.source, "path": self.path}
+
 
 def check(ws: Workspace | None, file: Path | None = None) -> Checked:
     """Validate FILE, else the view, else the tip; with none of them there is nothing to check."""
@@ -130,6 +136,33 @@ def show(ws: Workspace, rev: str | None) -> tuple[str, bytes]:
             hint="git agy-state log shows the snapshots before it",
         )
     return commit, data
+
+
+def show_json(commit: str, data: bytes, section: str | None = None) -> dict[str, object]:
+    """`show --json` (docs/json.md): the document parsed, or one section's lines; the MCP tool
+    state_show returns it too."""
+    if section is not None:
+        key, lines = section_lines(data, section, commit)
+        return {"commit": commit, "section": key, "lines": lines}
+    doc = parse(text(commit, data))
+    return {
+        "commit": commit,
+        "language": doc.language,
+        "stamp": doc.stamp,
+        "sections": {k: list(doc.section(k)) for k in KEYS},
+        "text": data.decode("utf-8"),
+    }
+
+
+def log_json(ws: Workspace, snaps: list[Snapshot], with_patch: bool) -> list[dict[str, object]]:
+    """`log --json` (docs/json.md), each snapshot's diff too with `with_patch`."""
+    rows = []
+    for snap in snaps:
+        row = snap.as_json()
+        if with_patch:
+            row["diff"] = snapshot_diff(ws, snap)
+        rows.append(row)
+    return rows
 
 
 def section_lines(data: bytes, name: str, commit: str = "") -> tuple[str, list[str]]:

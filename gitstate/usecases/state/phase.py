@@ -7,7 +7,7 @@ records the outcome as a snapshot with the tip's tree and a new `Agy-Phase` trai
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gitstate.document import phase as machine
 from gitstate.document.model import parse
@@ -44,6 +44,12 @@ def current(ws: Workspace) -> str:
     """The tip's Agy-Phase; IDLE with no snapshot or no trailer."""
     tip = ws.store.tip()
     return ws.store.snapshot(tip).phase if tip else machine.DEFAULT
+
+
+def shown(ws: Workspace) -> dict[str, Any]:
+    """`phase --json` without a move (docs/json.md): the phase and the legal next ones."""
+    now = current(ws)
+    return {"phase": now, "legal": list(machine.legal(now))}
 
 
 def change(ws: Workspace, requested: str) -> Changed:
