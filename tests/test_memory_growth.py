@@ -141,6 +141,6 @@ class TestCacheFollowsTheWrite:
         assert len(lines) <= 4  # MEMORY.md, USER.md and at most one line appended since
         brain = Brain.open()
         listing = brain.listing(brain.tip())
-        entries = dict(reversed(line.split(" ", 1)) for line in lines)
+        entries = {path: blob for blob, path in (line.split(" ", 1) for line in lines)}
         assert entries == listing
         assert _cached(cache) == _tip_files(brain)
