@@ -22,7 +22,7 @@ from gitstate.errors import UsageError
 from gitstate.hooks import agent as hook_runtime
 from gitstate.usecases.setup import install as agent_install
 
-REGISTERED = [pytest.param(module, id=module.NAME) for module in agents.REGISTERED]
+REGISTERED = [pytest.param(module, id=module.NAME) for module in agents.plugins()]
 
 # Each agent's real payload shapes (docs/hooks.md): what the CLI sends on the events we use.
 PAYLOADS: dict[str, list[dict[str, Any]]] = {
@@ -76,7 +76,7 @@ PAYLOADS: dict[str, list[dict[str, Any]]] = {
 
 
 def test_names_are_unique_and_every_agent_has_payload_samples() -> None:
-    assert len(set(agents.NAMES)) == len(agents.NAMES) == len(agents.REGISTERED)
+    assert len(set(agents.NAMES)) == len(agents.NAMES) == len(agents.plugins())
     assert set(PAYLOADS) == set(agents.NAMES), "add the new agent's payloads to PAYLOADS"
 
 
@@ -132,6 +132,60 @@ def test_hook_entries_run_only_our_actions_for_this_agent(module: Any) -> None:
 def test_each_agent_is_detected_from_its_own_payloads(name: str) -> None:
     for payload in PAYLOADS[name]:
         assert agents.detect_agent(payload) == name, payload
+
+
+HOOK_FACING = (
+    "NAME",
+    "SESSION_KEY",
+    "PROJECT_ENV",
+    "claims",
+    "project_dir",
+    "inject_skipped",
+    "stop_looping",
+    "memory_key",
+    "after_compaction",
+    "nothing",
+    "inject",
+    "block",
+)
+
+
+@pytest.mark.parametrize("name", agents.NAMES)
+def test_each_plugin_is_its_hook_module_for_the_hook_facing_part(name: str) -> None:
+    """A hook process sees `<name>_hook.py`, install and jobs see `<name>.py`: the same
+    objects, so the two can never answer differently."""
+    hook, full = agents.find(name), agents.get(name)
+    assert hook is not None and hook is not full
+    for attr in HOOK_FACING:
+        assert getattr(full, attr) is getattr(hook, attr), attr
+    assert not hasattr(hook, "install") and not hasattr(hook, "JOB")
+
+
+@pytest.mark.parametrize("action", ["inject", "stop-guard"])
+@pytest.mark.parametrize("name", agents.NAMES)
+def test_a_hook_named_by_its_agent_loads_neither_plugins_nor_other_agents(
+    name: str, action: str, hermetic: Path, tmp_path: Path
+) -> None:
+    """The installed hooks pass `--agent`: that agent's hook module is all of gitstate/agents/
+    the hook process loads (no plugin module, no other agent's)."""
+    project = tmp_path / "p"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    sent = {**PAYLOADS[name][0], "cwd": str(project)}
+    if "workspacePaths" in sent:
+        sent["workspacePaths"] = [str(project)]
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "gitstate", "hook", action, "--agent", name],
+        cwd=project,
+        input=json.dumps(sent),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    loaded = {m for m in modules if m.startswith("gitstate.agents.")}
+    assert f"gitstate.agents.{name}_hook" in loaded
+    assert loaded <= {f"gitstate.agents.{name}_hook", "gitstate.agents.session_payload"}
 
 
 def test_unknown_agent_and_no_payload() -> None:
@@ -270,12 +324,12 @@ def test_each_agent_says_whether_an_inject_follows_a_compaction(name: str) -> No
         assert agents.after_compaction(module, payload) is False
         if "source" in payload:  # a session start: the same start after a compaction
             compacted = {**payload, "source": "compact"}
-            assert agents.detect(compacted) is module
+            assert agents.detect(compacted) is agents.find(name)
             assert module.after_compaction(compacted) is True
             assert agents.after_compaction(module, compacted) is True
     # With no agent known (plain CLI mode), any agent's word counts.
     assert agents.after_compaction(None, {"source": "compact"}) is any(
-        m.after_compaction({"source": "compact"}) for m in agents.REGISTERED
+        m.after_compaction({"source": "compact"}) for m in agents.plugins()
     )
     assert agents.after_compaction(None, {}) is False
 

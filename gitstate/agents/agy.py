@@ -12,6 +12,20 @@ when present, else tab-separated text.
 
 from __future__ import annotations
 
+# The hook-facing part (agy_hook.py) is this plugin's too; `as` marks them exported.
+from gitstate.agents.agy_hook import NAME as NAME
+from gitstate.agents.agy_hook import PROJECT_ENV as PROJECT_ENV
+from gitstate.agents.agy_hook import SESSION_KEY as SESSION_KEY
+from gitstate.agents.agy_hook import after_compaction as after_compaction
+from gitstate.agents.agy_hook import block as block
+from gitstate.agents.agy_hook import claims as claims
+from gitstate.agents.agy_hook import inject as inject
+from gitstate.agents.agy_hook import inject_skipped as inject_skipped
+from gitstate.agents.agy_hook import memory_key as memory_key
+from gitstate.agents.agy_hook import nothing as nothing
+from gitstate.agents.agy_hook import project_dir as project_dir
+from gitstate.agents.agy_hook import stop_looping as stop_looping
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
@@ -22,67 +36,8 @@ if TYPE_CHECKING:
     from gitstate.agents.jobs import Call, Outcome, Quota
     from gitstate.agents.settings_file import Ledger
 
-NAME = "agy"
 TITLE = "agy"
-SESSION_KEY = "conversationId"
-PROJECT_ENV = "AGY_PROJECT_DIR"
 HOOKS = (("PreInvocation", "inject", 10), ("Stop", "stop-guard", 30))  # timeouts in seconds
-
-
-# ---- the hook payload and the answers ---------------------------------------------------------
-
-
-def _number(payload: dict[str, Any], key: str) -> int | None:
-    value = payload.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def claims(payload: dict[str, Any]) -> int:
-    """agy's fields are its own: sure (2)."""
-    if (
-        "conversationId" in payload
-        or "workspacePaths" in payload
-        or isinstance(payload.get("invocationNum"), int)
-        or isinstance(payload.get("executionNum"), int)
-    ):
-        return 2
-    return 0
-
-
-def project_dir(payload: dict[str, Any]) -> str | None:
-    paths = payload.get("workspacePaths")
-    if isinstance(paths, list) and paths and isinstance(paths[0], str) and paths[0]:
-        return paths[0].removeprefix("file://")
-    return None
-
-
-def inject_skipped(payload: dict[str, Any]) -> bool:
-    return (_number(payload, "invocationNum") or 1) > 1  # only a turn's first model call
-
-
-def stop_looping(payload: dict[str, Any]) -> bool:
-    return (_number(payload, "executionNum") or 0) > 1
-
-
-def memory_key(payload: dict[str, Any]) -> object:
-    # Every turn's first invocation looks alike: the memory core goes once per conversation.
-    return payload.get("conversationId")
-
-
-def after_compaction(payload: dict[str, Any]) -> bool:
-    return False  # agy's PreInvocation names no compaction: a turn is a turn
-
-
-def nothing(action: str) -> dict[str, Any]:
-    return {"injectSteps": []} if action == "inject" else {"decision": "allow"}
-
-
-def inject(text: str) -> dict[str, Any]:
-    return {"injectSteps": [{"ephemeralMessage": text}]}
-
-
-def block(reason: str) -> dict[str, Any]:
-    return {"decision": "continue", "reason": reason}
 
 
 # ---- the plugin files -------------------------------------------------------------------------

@@ -1,8 +1,10 @@
-"""What an agent CLI's module provides (docs/hooks.md, "Adding an agent CLI").
+"""What an agent CLI's modules provide (docs/hooks.md, "Adding an agent CLI").
 
-A module in gitstate/agents/ is a plugin when it has every member of AgentCLI below: the
-registry (gitstate/agents/__init__.py) holds modules, and mypy checks each against this
-Protocol. The Protocol exists only for type checkers: at run time this module defines nothing
+Each agent CLI is two modules in gitstate/agents/: `<name>_hook.py`, what a hook process needs
+(AgentCLI below: the payload and the answers), and `<name>.py`, the plugin (AgentPlugin: that
+and the plugin files, install and the job adapter). A hook process loads only the hook modules;
+the registry (gitstate/agents/__init__.py) holds both, and mypy checks each module against its
+Protocol. The Protocols exist only for type checkers: at run time this module defines nothing
 but the hook actions, so that the agent-hook fast path never loads `typing`.
 
 The three hook actions are the same for every agent; what differs is the event each is wired
@@ -34,17 +36,11 @@ if TYPE_CHECKING:
         def data_dir(self) -> Path: ...
 
     class AgentCLI(Protocol):
-        """One agent CLI, as a module."""
+        """One agent CLI as a hook process sees it: the module `<name>_hook.py`."""
 
         NAME: str  # what `--agent` takes and the hook commands pass: "claude"
-        TITLE: str  # how install's output names it: "Claude Code"
         SESSION_KEY: str  # the payload field naming the conversation or session
         PROJECT_ENV: str  # the variable the CLI sets to the project directory in a hook
-
-        @property
-        def JOB(self) -> JobAdapter | None:  # a module constant in the plugins
-            """How a background job runs it (agents/jobs.py); None: jobs cannot."""
-            ...
 
         # ---- the hook payload (docs/hooks.md) ------------------------------------------
 
@@ -89,6 +85,16 @@ if TYPE_CHECKING:
 
         def block(self, reason: str) -> dict[str, Any]:
             """The answer that keeps the agent from stopping, telling it why."""
+            ...
+
+    class AgentPlugin(AgentCLI, Protocol):
+        """One agent CLI, all of it: the module `<name>.py` (it re-exports its hook part)."""
+
+        TITLE: str  # how install's output names it: "Claude Code"
+
+        @property
+        def JOB(self) -> JobAdapter | None:  # a module constant in the plugins
+            """How a background job runs it (agents/jobs.py); None: jobs cannot."""
             ...
 
         # ---- the plugin files and install ----------------------------------------------

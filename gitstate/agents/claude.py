@@ -9,13 +9,19 @@ text; one `{"type":"result", subtype, is_error, result, duration_ms, session_id}
 
 from __future__ import annotations
 
-from gitstate.agents.session_payload import after_compaction as after_compaction
-from gitstate.agents.session_payload import inject as inject
-from gitstate.agents.session_payload import inject_skipped as inject_skipped
-from gitstate.agents.session_payload import memory_key as memory_key
-from gitstate.agents.session_payload import nothing as nothing
-from gitstate.agents.session_payload import project_dir as project_dir
-from gitstate.agents.session_payload import stop_looping as stop_looping
+# The hook-facing part (claude_hook.py) is this plugin's too; `as` marks them exported.
+from gitstate.agents.claude_hook import NAME as NAME
+from gitstate.agents.claude_hook import PROJECT_ENV as PROJECT_ENV
+from gitstate.agents.claude_hook import SESSION_KEY as SESSION_KEY
+from gitstate.agents.claude_hook import after_compaction as after_compaction
+from gitstate.agents.claude_hook import block as block
+from gitstate.agents.claude_hook import claims as claims
+from gitstate.agents.claude_hook import inject as inject
+from gitstate.agents.claude_hook import inject_skipped as inject_skipped
+from gitstate.agents.claude_hook import memory_key as memory_key
+from gitstate.agents.claude_hook import nothing as nothing
+from gitstate.agents.claude_hook import project_dir as project_dir
+from gitstate.agents.claude_hook import stop_looping as stop_looping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,10 +31,7 @@ if TYPE_CHECKING:
     from gitstate.agents.base import Place
     from gitstate.agents.jobs import Call, Outcome, Quota
 
-NAME = "claude"
 TITLE = "Claude Code"
-SESSION_KEY = "session_id"
-PROJECT_ENV = "CLAUDE_PROJECT_DIR"
 USER_DIR_ENV = "CLAUDE_CONFIG_DIR"  # the user directory's documented override
 
 # (event, action, timeout in seconds, matcher). Inject only reads a file; stop-guard and
@@ -38,18 +41,6 @@ HOOKS = (
     ("Stop", "stop-guard", 30, None),
     ("PreCompact", "pre-compact", 30, None),
 )
-
-
-# ---- the hook payload and the answers ---------------------------------------------------------
-
-
-def claims(payload: dict[str, Any]) -> int:
-    """Any hook event or session id could be Claude Code's: the fallback (1), never sure."""
-    return 1 if payload.get("hook_event_name") is not None or "session_id" in payload else 0
-
-
-def block(reason: str) -> dict[str, Any]:
-    return {"decision": "block", "reason": reason}
 
 
 # ---- the plugin files and install -------------------------------------------------------------

@@ -8,13 +8,19 @@ plus a `timestamp`, with Gemini's own event names.
 
 from __future__ import annotations
 
-from gitstate.agents.session_payload import after_compaction as after_compaction
-from gitstate.agents.session_payload import inject as inject
-from gitstate.agents.session_payload import inject_skipped as inject_skipped
-from gitstate.agents.session_payload import memory_key as memory_key
-from gitstate.agents.session_payload import nothing as nothing
-from gitstate.agents.session_payload import project_dir as project_dir
-from gitstate.agents.session_payload import stop_looping as stop_looping
+# The hook-facing part (gemini_hook.py) is this plugin's too; `as` marks them exported.
+from gitstate.agents.gemini_hook import NAME as NAME
+from gitstate.agents.gemini_hook import PROJECT_ENV as PROJECT_ENV
+from gitstate.agents.gemini_hook import SESSION_KEY as SESSION_KEY
+from gitstate.agents.gemini_hook import after_compaction as after_compaction
+from gitstate.agents.gemini_hook import block as block
+from gitstate.agents.gemini_hook import claims as claims
+from gitstate.agents.gemini_hook import inject as inject
+from gitstate.agents.gemini_hook import inject_skipped as inject_skipped
+from gitstate.agents.gemini_hook import memory_key as memory_key
+from gitstate.agents.gemini_hook import nothing as nothing
+from gitstate.agents.gemini_hook import project_dir as project_dir
+from gitstate.agents.gemini_hook import stop_looping as stop_looping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,10 +29,7 @@ if TYPE_CHECKING:
 
     from gitstate.agents.base import Place
 
-NAME = "gemini"
 TITLE = "Gemini CLI"
-SESSION_KEY = "session_id"
-PROJECT_ENV = "GEMINI_PROJECT_DIR"
 HOME_ENV = "GEMINI_CLI_HOME"  # the user directory is $GEMINI_CLI_HOME/.gemini when set
 JOB = None  # jobs run agy or Claude Code (docs/jobs.md)
 
@@ -42,8 +45,6 @@ HOOK_TEXT = {
     "stop-guard": "Keep the agent going while a STATE.md step is in progress",
     "pre-compact": "Save STATE.md as a snapshot before compression",
 }
-# Events only Gemini CLI sends (Claude Code has SessionStart too, but without a timestamp).
-OWN_EVENTS = ("AfterAgent", "PreCompress", "BeforeAgent", "AfterModel", "SessionEnd")
 
 CONTEXT = """\
 # agy-state
@@ -54,22 +55,6 @@ re-exploring. Change it only with small patches (`git agy-state patch`, see the 
 skill), at milestones and before /clear or /compress, never every turn.
 `git agy-state status` shows where the task stands.
 """
-
-
-# ---- the hook payload and the answers ---------------------------------------------------------
-
-
-def claims(payload: dict[str, Any]) -> int:
-    event = payload.get("hook_event_name")
-    if event in OWN_EVENTS:
-        return 2
-    if event == "SessionStart" and "timestamp" in payload:
-        return 2  # Gemini's base payload carries a timestamp; Claude's does not
-    return 0
-
-
-def block(reason: str) -> dict[str, Any]:
-    return {"decision": "deny", "reason": reason}
 
 
 # ---- the plugin files and install -------------------------------------------------------------

@@ -110,12 +110,12 @@ class Hook:
 
     @property
     def session(self) -> str | None:
-        return agents.session(self.payload)
+        return agents.session(self.payload, self.agent)
 
     def project_dir(self) -> str:
         """The workspace the payload names (the agent knows it), then the agents' project
         variables, then the current directory."""
-        return agents.project_dir_of(self.payload, os.environ) or os.getcwd()
+        return agents.project_dir_of(self.payload, os.environ, self.agent) or os.getcwd()
 
 
 def read_payload(stream: TextIO | None) -> dict[str, Any] | None:
