@@ -210,6 +210,7 @@ class Row:
     info: bool = False
     min_ratio: float | None = None  # of the minimums
     cpu_ratio: float | None = None  # of the median CPU times (subprocess rows)
+    verdict: str | None = None  # set by rows judged otherwise (counts, a skipped row)
 
     def cells(self) -> list[str]:
         ratio = "—" if self.ratio is None else f"{self.ratio:.2f}×"
@@ -221,7 +222,9 @@ class Row:
         if extra:
             ratio += f" ({', '.join(extra)})"
         target = "—" if self.target is None else f"≤ {self.target:g}×"
-        if self.info:
+        if self.verdict is not None:
+            verdict = self.verdict
+        elif self.info:
             verdict = "info"
         elif self.target is None or self.ratio is None:
             verdict = "reported"
@@ -319,7 +322,7 @@ def rows_save(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> lis
     rows = [
         timed_row(
             "`save` of a one-line change (subprocess)",
-            ("`python -m gitstate save`", saved),
+            ("`git-agy-state save`", saved),
             ("`python -c 'import pygit2'`", base),
             target=1.5,
         )
@@ -349,7 +352,7 @@ def rows_save(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> lis
     rows.append(
         timed_row(
             "CLI start-up, no work",
-            ("`python -m gitstate --version`", version),
+            ("`git-agy-state --version`", version),
             ("`python -c 'import pygit2'`", imp2),
             info=True,
         )
@@ -362,8 +365,8 @@ def rows_save(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> lis
     rows.append(
         timed_row(
             "`save` beyond start-up (cold work + what it imports late)",
-            ("`python -m gitstate save`", saved2),
-            ("`python -m gitstate --version`", version2),
+            ("`git-agy-state save`", saved2),
+            ("`git-agy-state --version`", version2),
             info=True,
         )
     )
@@ -858,7 +861,7 @@ def rows_sync(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> lis
     rows = [
         timed_row(
             f"`sync` of {count:,} new snapshots to a fresh bare remote (subprocess)",
-            ("`python -m gitstate sync`", synced),
+            ("`git-agy-state sync`", synced),
             (f"`git push origin refs/agy/state:refs/agy/users/{user}/state`", pushed),
             target=1.5,
         )

@@ -14,25 +14,33 @@ vs a `LIKE` scan of the same chunks table; the `memory search` CLI vs a bare int
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from timing import Sample, Timing, in_process, interleaved, timed_run
+from install import Install, build
+from timing import WARMUP, Sample, Timing, in_process, interleaved, timed_run, timing
 
 from bench import (
-    CLI,
     Row,
+    git,
     machine_line,
+    ms,
+    object_usage,
     progress,
     seal_this_process,
     sealed_env,
     table,
     timed_row,
+    tool,
     us,
 )
 from gitstate.memory.document import files, search_text, sessions
@@ -80,9 +88,19 @@ class MemoryPlan:
     index_reps: int  # full index builds per side
     query_reps: int  # in-process query pairs
 
+    writes: int  # `memory session` writes of the size row
+    rebuild_reps: int  # interleaved pairs of full rebuilds (ours vs Agent Brain's)
 
-FULL = MemoryPlan(blocks=10_000, reps=31, index_reps=3, query_reps=400)
-QUICK = MemoryPlan(blocks=2_000, reps=9, index_reps=2, query_reps=80)
+
+FULL = MemoryPlan(
+    blocks=10_000, reps=31, index_reps=3, query_reps=400, writes=2_000, rebuild_reps=5
+)
+QUICK = MemoryPlan(blocks=2_000, reps=9, index_reps=2, query_reps=80, writes=300, rebuild_reps=2)
+ADD_TARGET = 1.2  # a write at 10,000 blocks vs one at an empty brain
+SIZE_TARGET = 2.0  # bytes on disk vs after `git gc`
+REBUILD_TARGET = 1.0  # our rebuild's CPU vs Agent Brain's on the same files
+SEARCH_TARGET = 2.0  # `memory search` vs a bare start of the same interpreter
+GC_WAIT = 300  # seconds a background gc may take before the size row gives up
 
 
 def vocabulary(seed: int = 7) -> tuple[list[str], list[str]]:
@@ -107,34 +125,69 @@ QUERIES = [
 ]
 
 
+CHINESE_SHARE = 0.3  # of the session blocks; the rest is English prose (issue 13's corpus)
+
+# Recall: 2-character Chinese words written inside sentences, each in GENUINE files. Every word
+# has a character the generated prose never uses, so only the planted sentences hold it.
+RECALL_WORDS = ("限流", "熔断", "灰度", "幂等", "死锁", "分片", "埋点", "鉴权", "压测", "降级", "回归", "时延")  # fmt: skip
+# False cross-word hits: a phrase of two other words whose seam spells a query word
+# (权限+流程 holds 限流), planted in files that never hold the word itself.
+TRAPS = {
+    "限流": "权限流程",
+    "压测": "气压测量",
+    "回归": "返回归档",
+    "分片": "部分片段",
+    "时延": "同时延长",
+}
+GENUINE = 3  # blocks (each in its own daily log) per recall word, and per trap phrase
+
+
+def planted(count: int) -> dict[int, str]:
+    """Block number -> the sentence planted in it: each word GENUINE times, each trap GENUINE
+    times, all in distinct daily logs (BLOCKS_PER_DAY blocks apart at least)."""
+    days = count // BLOCKS_PER_DAY
+    sentences = [f"今天在网关上加了{w}，观察一天。" for w in RECALL_WORDS for _ in range(GENUINE)]
+    sentences += [f"先确认{t}再继续。" for t in TRAPS.values() for _ in range(GENUINE)]
+    if len(sentences) > days:
+        raise SystemExit(f"{count} blocks make {days} daily logs, fewer than {len(sentences)}")
+    step = days // len(sentences)
+    return {n * step * BLOCKS_PER_DAY + 3: text for n, text in enumerate(sentences)}
+
+
 def session_logs(count: int, seed: int = 7) -> dict[str, str]:
     """`count` session blocks in daily logs of BLOCKS_PER_DAY, rendered as the tool writes them:
-    mixed Chinese and English prose drawn from the vocabulary."""
+    CHINESE_SHARE of them Chinese prose (with a few English words), the rest English, drawn
+    from the vocabulary; the recall and trap sentences planted in some."""
     rng = random.Random(seed)
     logs: dict[str, str] = {}
     start = time.mktime((2024, 1, 1, 9, 0, 0, 0, 0, -1))
+    plants = planted(count)
 
-    def prose(han: int, latin: int) -> str:
+    def prose(han: int, latin: int, chinese: bool) -> str:
+        if not chinese:
+            return " ".join(rng.sample(LATIN_WORDS, han + latin)).capitalize() + "."
         words = rng.sample(HAN_WORDS, han) + rng.sample(LATIN_WORDS, latin)
         rng.shuffle(words)
         return "".join(w if w[0] >= "\u3000" else f" {w} " for w in words).strip() + "。"
 
     for n in range(count):
+        chinese = rng.random() < CHINESE_SHARE
         when = start + (n // BLOCKS_PER_DAY) * 86400 + (n % BLOCKS_PER_DAY) * 97
         local = time.localtime(when)
         date = time.strftime("%Y-%m-%d", local)
         clock = time.strftime("%H:%M:%S", local)
+        summary = prose(6, 2, chinese) + plants.get(n, "")
         block = sessions.render_block(
             clock,
             f"project-{n % 12}",
             time.strftime("%Y-%m-%dT%H:%M:%S+00:00", local),
-            prose(6, 2),
+            summary,
             f"project-{n % 12}",
             f"/home/dev/src/project-{n % 12}",
             [
-                ("Key Decisions", [prose(3, 1)]),
-                ("Learnings", [prose(4, 2), f"ticket #{rng.randint(1000, 9999)}"]),
-                ("Next Steps", [f"[ ] {prose(2, 1)}"]),
+                ("Key Decisions", [prose(3, 1, chinese)]),
+                ("Learnings", [prose(4, 2, chinese), f"ticket #{rng.randint(1000, 9999)}"]),
+                ("Next Steps", [f"[ ] {prose(2, 1, chinese)}"]),
             ],
         )
         path = files.session_path(date)
@@ -142,12 +195,12 @@ def session_logs(count: int, seed: int = 7) -> dict[str, str]:
     return logs
 
 
-def build_brain(path: Path, count: int) -> Brain:
-    """A brain whose tip holds `count` session blocks (written as one commit, not `count`)."""
+def build_brain(path: Path, corpus: dict[str, str]) -> Brain:
+    """A brain whose tip holds the corpus (written as one commit, not one per block)."""
     brain, _ = Brain.create(BrainLayout(path))
     tip = brain.tip()
-    changes: dict[str, bytes | None] = {p: t.encode() for p, t in session_logs(count).items()}
-    message = compose_message(f"bench: {count} session blocks", [("Agy-Memory-Format", "1")])
+    changes: dict[str, bytes | None] = {p: t.encode() for p, t in corpus.items()}
+    message = compose_message(f"bench: {len(corpus)} daily logs", [("Agy-Memory-Format", "1")])
     commit = brain.commit(tip, changes, [tip] if tip else [], message)
     if not brain.compare_and_swap(tip, commit, "bench: session blocks"):
         raise SystemExit("could not move the bench brain's ref")
@@ -251,56 +304,315 @@ def rows_search(root: Path, plan: MemoryPlan) -> list[Row]:
     ]
 
 
-def rows_cli(env: dict[str, str], root: Path, plan: MemoryPlan) -> list[Row]:
-    cwd = root
-    progress(f"row 3: memory search CLI vs python -c pass, {plan.reps} pairs")
-    search = [*CLI, "memory", "search", "--json", "連線池", "backoff"]
-    bare = [sys.executable, "-c", "pass"]
-    cli, base = interleaved(
-        lambda: timed_run(bare, cwd, env), lambda: timed_run(search, cwd, env), plan.reps
+def brain_env(env: dict[str, str], brain: Path) -> dict[str, str]:
+    return {**env, "AGY_BRAIN": str(brain)}
+
+
+def commits(env: dict[str, str], brain: Path) -> int:
+    out = git(env, brain, "rev-list", "--count", "refs/agy/memory")
+    return int(out.strip())
+
+
+def rows_add(inst: Install, env: dict[str, str], root: Path, plan: MemoryPlan) -> list[Row]:
+    """One `memory add` (and one `memory session`) at a brain of `plan.blocks` blocks vs at an
+    empty one: a write must cost the same however big the brain has grown."""
+    big, empty = root / "brain.git", root / "brain-empty.git"
+    tool(inst, brain_env(env, empty), root, "memory", "init")
+    turn = iter(range(10**6))
+    rows = []
+    for kind, target in (("add", ADD_TARGET), ("session", ADD_TARGET)):
+
+        def write(brain: Path, kind: str = kind) -> Callable[[], Sample]:
+            writer_env = brain_env(env, brain)
+
+            def run() -> Sample:
+                n = next(turn)
+                text = f"bench entry {n}: the retry budget is {n % 7} attempts, 限流 at {n} rps"
+                if kind == "add":
+                    argv = ["memory", "add", "--layer", "project", "--project", "bench", text]
+                else:
+                    argv = ["memory", "session", "--summary", text, "--project", "bench",
+                            "--workspace", "/home/dev/src/bench"]  # fmt: skip
+                return timed_run([*inst.cli, *argv], root, writer_env)
+
+            return run
+
+        before = commits(env, big), commits(env, empty)
+        progress(f"row: memory {kind} at {plan.blocks:,} blocks vs an empty brain, {plan.reps}")
+        at_big, at_empty = interleaved(write(empty), write(big), plan.reps)
+        after = commits(env, big), commits(env, empty)
+        if after != (before[0] + plan.reps + WARMUP, before[1] + plan.reps + WARMUP):
+            raise SystemExit(f"memory {kind}: expected one commit per call, {before} -> {after}")
+        rows.append(
+            timed_row(
+                f"one `memory {kind}` at a {plan.blocks:,}-block brain (subprocess)",
+                (f"{plan.blocks:,} blocks", at_big),
+                ("an empty brain", at_empty),
+                target=target,
+            )
+        )
+    return rows
+
+
+def wait_for_gc(brain: Path) -> None:
+    """A write may start `git gc --auto` in the background; sizes are read once it is done."""
+    deadline = time.monotonic() + GC_WAIT
+    while (brain / "gc.pid").exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"a background gc of {brain} still runs after {GC_WAIT} s")
+        time.sleep(0.1)
+
+
+def loose_count(brain: Path) -> int:
+    objects = brain / "objects"
+    return sum(
+        len(os.listdir(sub)) for sub in objects.iterdir() if len(sub.name) == 2 and sub.is_dir()
     )
-    progress("info: memory search CLI vs --version")
-    version = [*CLI, "--version"]
-    cli2, ver = interleaved(
-        lambda: timed_run(version, cwd, env), lambda: timed_run(search, cwd, env), plan.reps
+
+
+def rows_size(env: dict[str, str], root: Path, plan: MemoryPlan) -> list[Row]:
+    """`plan.writes` sessions through the tool's own use case (in-process: the objects and any
+    auto-pack are the tool's), then the brain's size on disk vs after `git gc`."""
+    from gitstate.memory.usecases import write
+
+    brain = root / "brain-growth.git"
+    os.environ["AGY_BRAIN"] = str(brain)
+    progress(f"row: {plan.writes:,} `memory session` writes in-process")
+    start, began = time.mktime((2025, 1, 1, 9, 0, 0, 0, 0, -1)), time.perf_counter()
+    for n in range(plan.writes):
+        write.session(
+            f"session {n}: moved the retry budget to {n % 9} attempts and checked the alerts",
+            project=f"project-{n % 12}",
+            learned=(f"learning {n}: backoff caps at {n % 31} s",),
+            workspace=f"/home/dev/src/project-{n % 12}",
+            now=start + (n // BLOCKS_PER_DAY) * 86400 + (n % BLOCKS_PER_DAY) * 97,
+        )
+    made = time.perf_counter() - began
+    del os.environ["AGY_BRAIN"]
+    wait_for_gc(brain)
+    loose = loose_count(brain)
+    usage = object_usage(brain)
+    on_disk = usage.loose_disk + usage.packs
+    git(env, brain, "gc", "--quiet", "--prune=now")
+    packed = object_usage(brain)
+    return [
+        Row(
+            f"brain on disk after {plan.writes:,} `memory session` writes "
+            f"({made / plan.writes * 1e3:.1f} ms each in-process)",
+            f"on disk: {on_disk / 1e6:.2f} MB ({loose:,} loose objects, packs "
+            f"{usage.packs / 1e6:.2f} MB)",
+            f"after `git gc --prune=now`: {packed.total / 1e6:.2f} MB",
+            on_disk / packed.total,
+            target=SIZE_TARGET,
+        )
+    ]
+
+
+def write_peer_brain(home: Path, corpus: dict[str, str]) -> Path:
+    """The same files where Agent Brain keeps them (~/.agent-brain/sessions/DATE.md)."""
+    folder = home / ".agent-brain"
+    for path, text in corpus.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text, encoding="utf-8")
+    return folder
+
+
+def skipped(measure: str, why: str) -> Row:
+    return Row(measure, why, "—", None, verdict="skipped")
+
+
+def rows_rebuild(
+    inst: Install, env: dict[str, str], root: Path, plan: MemoryPlan, peer: Path | None
+) -> list[Row]:
+    """A full rebuild of the index from the same files: ours from the ref, Agent Brain's
+    `index-memory.py rebuild` from ~/.agent-brain; CPU from wait4 (verdict on CPU)."""
+    measure = (
+        f"full index rebuild, {plan.blocks:,} blocks ({CHINESE_SHARE:.0%} Chinese), CPU "
+        "(subprocess)"
+    )
+    if peer is None:
+        return [skipped(measure, "no `--agent-brain PATH` (bench/README.md says where to get it)")]
+    ours = [*inst.cli, "memory", "index", "--rebuild"]
+    theirs = [str(inst.python), "-I", str(peer), "rebuild"]
+    big = brain_env(env, root / "brain.git")
+    progress(f"row: memory index --rebuild vs index-memory.py rebuild, {plan.rebuild_reps} pairs")
+    subject, base = interleaved(
+        lambda: timed_run(theirs, root, env), lambda: timed_run(ours, root, big), plan.rebuild_reps
+    )
+    row = timed_row(
+        measure, ("`memory index --rebuild`", subject), ("`index-memory.py rebuild`", base)
+    )
+    wall = f"{measure}; wall-clock ratio {row.ratio:.2f}×"
+    return [replace(row, measure=wall, ratio=row.cpu_ratio, min_ratio=None, cpu_ratio=None,
+                    target=REBUILD_TARGET)]  # fmt: skip
+
+
+def ground_truth(corpus: dict[str, str]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """For each recall word, the files that hold it as a word, and those that hold only its trap."""
+    genuine = {w: {p for p, t in corpus.items() if f"加了{w}" in t} for w in RECALL_WORDS}
+    traps = {
+        w: {p for p, t in corpus.items() if trap in t} - genuine[w] for w, trap in TRAPS.items()
+    }
+    return genuine, traps
+
+
+def rows_recall(
+    inst: Install, env: dict[str, str], root: Path, corpus: dict[str, str], peer: Path | None
+) -> list[Row]:
+    """Each engine's top 10 for the recall words: words found, and trap files returned."""
+    genuine, traps = ground_truth(corpus)
+    ours_env = brain_env(env, root / "brain.git")
+
+    def ours(word: str) -> set[str]:
+        out = tool(inst, ours_env, root, "memory", "search", "--json", "-n", "10", word)
+        return {hit["path"] for hit in json.loads(out)}
+
+    def theirs(word: str) -> set[str]:
+        assert peer is not None
+        proc = subprocess.run(
+            [str(inst.python), "-I", str(peer), "search", word], cwd=root, env=env,
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return {line.split()[1] for line in proc.stdout.splitlines() if line.startswith("📄 ")}
+
+    engines = [("ours", ours)] + ([("Agent Brain", theirs)] if peer else [])
+    found: dict[str, tuple[int, int, int]] = {}
+    for name, search in engines:
+        words = files_found = false = 0
+        for word in RECALL_WORDS:
+            got = search(word)
+            words += bool(got & genuine[word])
+            files_found += len(got & genuine[word])
+            false += len(got & traps.get(word, set()))
+        found[name] = (words, files_found, false)
+    total_files = sum(len(g) for g in genuine.values())
+    trap_files = sum(len(t) for t in traps.values())
+
+    def recall(name: str) -> str:
+        words, files_found, _ = found[name]
+        return f"{name}: {words}/{len(RECALL_WORDS)} words ({files_found}/{total_files} files)"
+
+    def false(name: str) -> str:
+        return f"{name}: {found[name][2]} of {trap_files} trap files returned"
+
+    absent = "Agent Brain: skipped (no `--agent-brain PATH`)"
+    peer_recall = recall("Agent Brain") if peer else absent
+    peer_false = false("Agent Brain") if peer else absent
+    all_found = found["ours"][0] == len(RECALL_WORDS)
+    examples = ", ".join(f"{w} in {t}" for w, t in list(TRAPS.items())[:2])
+    return [
+        Row(
+            f"recall: {len(RECALL_WORDS)} two-character Chinese words inside sentences "
+            f"({GENUINE} files each), top 10",
+            recall("ours"),
+            peer_recall,
+            None,
+            verdict="ok" if all_found else "**over target**",
+        ),
+        Row(
+            f"false cross-word hits: {len(TRAPS)} words whose characters also meet across a "
+            f"word seam ({examples}, …), top 10",
+            false("ours"),
+            peer_false,
+            None,
+        ),
+    ]
+
+
+def rows_cli(inst: Install, env: dict[str, str], root: Path, plan: MemoryPlan) -> list[Row]:
+    cwd = root
+    big = brain_env(env, root / "brain.git")
+    query = QUERIES[5].split()
+    search = [*inst.cli, "memory", "search", "--json", *query]
+    if not json.loads(tool(inst, big, cwd, "memory", "search", "--json", *query)):
+        raise SystemExit(f"memory search {QUERIES[5]!r} found nothing in the bench brain")
+    bare = [str(inst.python), "-c", "pass"]
+    progress(f"row: memory search CLI vs python -c pass, {plan.reps} pairs")
+    cli, base = interleaved(
+        lambda: timed_run(bare, cwd, env), lambda: timed_run(search, cwd, big), plan.reps
+    )
+    progress("info: memory search CLI vs python -c 'import sqlite3'")
+    with_sqlite = [str(inst.python), "-c", "import sqlite3"]
+    cli2, lite = interleaved(
+        lambda: timed_run(with_sqlite, cwd, env), lambda: timed_run(search, cwd, big), plan.reps
     )
     return [
         timed_row(
-            "`memory search` (subprocess, caught-up index)",
-            ("`python -m gitstate memory search`", cli),
-            ("`python -c pass`", base),
-            target=8.0,
+            "`memory search` (subprocess, index current)",
+            (f"`git-agy-state memory search {QUERIES[5]}`", cli),
+            ("the venv's `python -c pass`", base),
+            target=SEARCH_TARGET,
         ),
         timed_row(
-            "`memory search` beyond the CLI's start-up",
+            "`memory search` vs an interpreter that imports sqlite3",
             ("`memory search`", cli2),
-            ("`python -m gitstate --version`", ver),
+            ("`python -c 'import sqlite3'`", lite),
             info=True,
         ),
+    ]
+
+
+def rows_import(inst: Install, env: dict[str, str], root: Path, folder: Path) -> list[Row]:
+    """`memory import PATH` of an Agent Brain folder into a fresh brain, once: time, one commit."""
+    measure = (
+        f"`memory import` of an Agent Brain folder ({len(list(folder.rglob('*.md'))):,} files)"
+    )
+    brain = root / "brain-import.git"
+    target_env = brain_env(env, brain)
+    probe = subprocess.run(
+        [*inst.cli, "memory", "import", "--help"], cwd=root, env=target_env,
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        return [skipped(measure, "this install has no `memory import`")]
+    tool(inst, target_env, root, "memory", "init")
+    before = commits(env, brain)
+    progress("info: memory import of the Agent Brain folder, once")
+    took = timing([timed_run([*inst.cli, "memory", "import", str(folder)], root, target_env)])
+    made = commits(env, brain) - before
+    return [
+        Row(measure, ms("`memory import PATH`", took), f"{made} commit(s) made", None, info=True)
     ]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: fewer blocks and reps")
+    parser.add_argument(
+        "--agent-brain",
+        metavar="PATH",
+        type=Path,
+        default=os.environ.get("AGENT_BRAIN_INDEXER") or None,
+        help="Agent Brain's index-memory.py, for the rebuild and recall rows "
+        "(default: $AGENT_BRAIN_INDEXER; skipped when absent)",
+    )
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
+    peer: Path | None = args.agent_brain
+    if peer is not None and not peer.is_file():
+        raise SystemExit(f"--agent-brain {peer}: no such file")
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agy-bench-memory-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
-        env = sealed_env(root)
-        env["AGY_BRAIN"] = str(root / "brain.git")
+        inst = build(root)  # before the seal: pip needs the real HOME's config and cache
+        env = inst.environ(sealed_env(root))
         seal_this_process(env, root)
         progress(f"building a brain with {plan.blocks:,} session blocks")
-        brain = build_brain(root / "brain.git", plan.blocks)
+        corpus = session_logs(plan.blocks)
+        brain = build_brain(root / "brain.git", corpus)
         rows = rows_index(brain, root, plan)
         rows += rows_search(root, plan)
-        # The CLI row searches the brain's own index: build it once, untimed.
-        tip = brain.tip()
-        Index(BrainLayout(root / "brain.git").index_path).catch_up(
-            tip, lambda: brain.listing(tip), brain.blob
-        )
-        rows += rows_cli(env, root, plan)
+        # The CLI rows search the brain's own index: build it once, untimed.
+        tool(inst, brain_env(env, root / "brain.git"), root, "memory", "index")
+        rows += rows_cli(inst, env, root, plan)
+        rows += rows_add(inst, env, root, plan)
+        rows += rows_size(env, root, plan)
+        folder = write_peer_brain(Path(env["HOME"]), corpus)
+        rows += rows_import(inst, env, root, folder)
+        rows += rows_rebuild(inst, env, root, plan, peer)
+        # after the rebuilds: both indexes hold the fixture brain as it was built
+        rows += rows_recall(inst, env, root, corpus, peer)
+    rows = [row for row in rows if not row.info] + [row for row in rows if row.info]
     print(table(rows))
     print()
     mode = "--quick" if args.quick else "full"
