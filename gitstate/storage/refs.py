@@ -24,13 +24,18 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
 
 from gitstate.errors import CannotWrite, WorkAtRisk
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.layout import AGY_DIR
 
-T = TypeVar("T")
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded:
+# an agent hook's save moves the chain through here (storage/loose.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 MAX_ATTEMPTS = 20  # lost races before a writer gives up (WorkAtRisk)
 # How long a ref lock not proven ours is waited for (by our clock, not its mtime, so a future
 # mtime costs no more): git holds one for milliseconds. doctor reports older ones.

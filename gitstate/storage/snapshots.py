@@ -9,115 +9,31 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Iterator
-from typing import NamedTuple
 
 import pygit2
 
 from gitstate.errors import BrokenRef, CannotWrite, NotFound
 from gitstate.storage import refs
-from gitstate.storage.layout import VIEW_NAME, Layout
+from gitstate.storage.layout import Layout
+from gitstate.storage.snapshot_text import (
+    DEFAULT_EMAIL,
+    DEFAULT_NAME,
+    reflog_ident,
+    reflog_reason,
+    when,
+)
 
-FORMAT_VERSION = "1"
-STATE_FILE = VIEW_NAME
-_TRAILER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
+# The text of a snapshot is composed in one place for both writers (this one and loose.py);
+# re-exported here for the readers that import it with the Store.
+from gitstate.storage.snapshot_text import FORMAT_VERSION as FORMAT_VERSION
+from gitstate.storage.snapshot_text import STATE_FILE as STATE_FILE
+from gitstate.storage.snapshot_text import Snapshot as Snapshot
+from gitstate.storage.snapshot_text import compose_message as compose_message
+from gitstate.storage.snapshot_text import iso_time as iso_time
+from gitstate.storage.snapshot_text import parse_trailers as parse_trailers
+
 _BACK_RE = re.compile(r"^~(\d*)$")
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
-_IDENT_CRUD = re.compile(r"[<>\x00-\x1f\x7f]")  # what git strips from a name or email
-
-
-class Snapshot(NamedTuple):
-    commit: str
-    time: str  # ISO 8601 with the committer's offset
-    subject: str
-    trailers: dict[str, str]
-    parents: tuple[str, ...]
-
-    @property
-    def sections(self) -> list[str]:
-        raw = self.trailers.get("Agy-Sections", "")
-        return [s.strip() for s in raw.split(",") if s.strip() and s.strip() != "none"]
-
-    @property
-    def head(self) -> str | None:
-        return self.trailers.get("Agy-Head") or None
-
-    @property
-    def branch(self) -> str | None:
-        return self.trailers.get("Agy-Branch") or None
-
-    @property
-    def phase(self) -> str:
-        return self.trailers.get("Agy-Phase") or "IDLE"
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "commit": self.commit,
-            "time": self.time,
-            "message": self.subject,
-            "sections": self.sections,
-            "head": self.head,
-            "branch": self.branch,
-            "phase": self.phase,
-        }
-
-
-def compose_message(subject: str, trailers: list[tuple[str, str]], body: str = "") -> str:
-    """Subject, optional body, then one trailer block that `git interpret-trailers` reads."""
-    parts = [" ".join(subject.split()) or "Update state"]
-    if body.strip():
-        parts.append(body.strip())
-    parts.append("\n".join(f"{key}: {value}" for key, value in trailers))
-    return "\n\n".join(parts) + "\n"
-
-
-def parse_trailers(message: str) -> dict[str, str]:
-    """The `Key: value` lines of the message's last paragraph (empty if it is not all trailers)."""
-    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
-    if len(paragraphs) < 2:
-        return {}
-    found: dict[str, str] = {}
-    for line in paragraphs[-1].splitlines():
-        match = _TRAILER_RE.match(line.strip())
-        if match is None:
-            return {}
-        found[match.group(1)] = match.group(2).strip()
-    return found
-
-
-def _parse_date(value: str) -> tuple[int, int] | None:
-    """(seconds, offset minutes) from a GIT_*_DATE value: `@secs tz`, `secs tz` or ISO 8601."""
-    text = value.strip()
-    match = re.match(r"^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$", text)
-    if match:
-        sign = -1 if match.group(2) == "-" else 1
-        offset = sign * (int(match.group(3) or 0) * 60 + int(match.group(4) or 0))
-        return int(match.group(1)), offset
-    from datetime import datetime, timedelta  # rare: only an ISO GIT_*_DATE needs it
-
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.astimezone()
-    delta = when.utcoffset() or timedelta(0)
-    return int(when.timestamp()), int(delta.total_seconds() // 60)
-
-
-def iso_time(seconds: int, offset_minutes: int) -> str:
-    """ISO 8601 with the given offset, as datetime.isoformat() writes it (without datetime's
-    import cost on the save path)."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds + offset_minutes * 60))
-    sign = "-" if offset_minutes < 0 else "+"
-    hours, minutes = divmod(abs(offset_minutes), 60)
-    return f"{stamp}{sign}{hours:02d}:{minutes:02d}"
-
-
-def _local_offset(seconds: int) -> int:
-    local = time.localtime(seconds)
-    return (local.tm_gmtoff or 0) // 60
 
 
 class Store:
@@ -134,13 +50,8 @@ class Store:
         config = self.repo.config
         name = os.environ.get(f"GIT_{kind}_NAME") or _config_str(config, "user.name")
         email = os.environ.get(f"GIT_{kind}_EMAIL") or _config_str(config, "user.email")
-        parsed = _parse_date(os.environ.get(f"GIT_{kind}_DATE", "") or "")
-        if parsed is None:
-            now = int(time.time())
-            parsed = (now, _local_offset(now))
-        return pygit2.Signature(
-            name or "git-agy-state", email or "agy-state@localhost", parsed[0], parsed[1]
-        )
+        seconds, offset = when(kind)
+        return pygit2.Signature(name or DEFAULT_NAME, email or DEFAULT_EMAIL, seconds, offset)
 
     def head_info(self) -> tuple[str | None, str | None]:
         """(HEAD commit or None when unborn, branch short name or None when detached)."""
@@ -278,6 +189,12 @@ class Store:
 
     def state_blob(self, commit: str) -> str | None:
         return self._state_entry(commit)
+
+    def has_object(self, oid: str) -> bool:
+        """Is the object `oid` in this repository? (storage/graph.py asks the same)."""
+        from gitstate.storage import graph
+
+        return graph.has_object(self, oid)
 
     def _state_entry(self, commit: str) -> str | None:
         """The id of STATE.md's blob in a snapshot's tree, None when there is none."""
@@ -421,9 +338,7 @@ class Store:
         Any other failure is said as what it is, not retried as a race: a ref that is broken
         (BrokenRef) or one the file system would not let us write (CannotWrite: read-only,
         full, permission denied), with the ref left as it was."""
-        # A reflog line is one line of text: a NUL or a newline from a damaged document's title
-        # would break the log (git refuses such a message too).
-        reason = _CONTROLS.sub(" ", reason)
+        reason = reflog_reason(reason)
         verb = "create" if expected is None else "update"
         if not refs.shared(ref) or not pygit2.reference_is_valid_name(ref):
             # The ref's file is written here, so its name must be one git takes, in the common
@@ -460,7 +375,7 @@ class Store:
         while the ref still names `expected`."""
         from gitstate.storage import gitcli  # rare: a save must not load subprocess
 
-        reason = _CONTROLS.sub(" ", reason)
+        reason = reflog_reason(reason)
         proc = gitcli.run(
             self.layout, "update-ref", "--no-deref", "-m", reason, "-d", ref, expected
         )
@@ -481,11 +396,7 @@ class Store:
     def _ident(self) -> str:
         """`Name <email> seconds +hhmm`: the committer, as git writes a reflog line."""
         who = self.signature("COMMITTER")
-        name = _IDENT_CRUD.sub("", who.name).strip() or "git-agy-state"
-        email = _IDENT_CRUD.sub("", who.email).strip()
-        sign = "-" if who.offset < 0 else "+"
-        hours, minutes = divmod(abs(who.offset), 60)
-        return f"{name} <{email}> {who.time} {sign}{hours:02d}{minutes:02d}"
+        return reflog_ident(who.name, who.email, who.time, who.offset)
 
     def _write_failure(self, exc: BaseException, new: str) -> str:
         """Why a ref update failed when nobody moved the ref: the OS's words when it gave them;

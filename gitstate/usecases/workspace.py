@@ -9,19 +9,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import Language
 from gitstate.document.model import MAX_BYTES, Document, parse
 from gitstate.document.validate import LIMIT_CODES, Report, check_bytes, decode
 from gitstate.errors import Failure, InvalidDocument
-from gitstate.storage import discovery, graph, view
 from gitstate.storage import lock as lock_mod
+from gitstate.storage import view
 from gitstate.storage.layout import Layout
 
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded:
+# an agent hook that saves opens a Workspace (for_hook).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from gitstate.storage.snapshots import Store
 
 
@@ -47,8 +50,19 @@ class Workspace:
 
     @classmethod
     def open(cls, start: Path | str | None = None) -> Workspace:
+        from gitstate.storage import discovery
+
         layout, store = discovery.find(start)
         return cls(layout, store)
+
+    @classmethod
+    def for_hook(cls, layout: Layout) -> Workspace:
+        """The work tree an agent hook saves in: its store is the standard-library one where
+        that provably writes what pygit2's would, else pygit2's (docs/hooks.md, "The hooks'
+        own save")."""
+        from gitstate.storage import loose
+
+        return cls(layout, loose.open_for_hook(layout))
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -132,6 +146,6 @@ class Workspace:
         record = view.read_record(self.layout)
         if record is None or record.ref != self.layout.state_ref:
             return None
-        if not graph.has_object(self.store, record.snapshot):
+        if not self.store.has_object(record.snapshot):
             return None
         return record.snapshot

@@ -12,8 +12,14 @@ import time
 
 from gitstate.storage import refs
 from gitstate.storage.refs import MAX_ATTEMPTS
-from gitstate.storage.snapshots import FORMAT_VERSION, Store, compose_message
-from gitstate.usecases.workspace import Workspace
+from gitstate.storage.snapshot_text import FORMAT_VERSION, compose_message
+
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time neither typing nor pygit2
+# is loaded: the agent hooks' save comes through here (storage/loose.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitstate.storage.snapshots import Store
+    from gitstate.usecases.workspace import Workspace
 
 TASK_BASE = "Agy-Task-Base"  # the HEAD the current task began at ("none": before any commit)
 KEEP_TREE = object()  # append(): the new snapshot holds the tip's tree as it is

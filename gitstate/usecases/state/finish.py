@@ -13,13 +13,16 @@ import contextlib
 import re
 import time
 
-from gitstate import error_map
 from gitstate.document.model import Document, render
 from gitstate.errors import CannotWrite, Failure, WorkAtRisk
 from gitstate.storage import logs, refs, view
-from gitstate.storage.snapshots import compose_message
+from gitstate.storage.snapshot_text import compose_message
 from gitstate.usecases.state import chain
-from gitstate.usecases.workspace import Workspace
+
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitstate.usecases.workspace import Workspace
 
 ARCHIVE_PREFIX = "refs/agy/archive/"
 ARCHIVED_TRAILER = "Agy-Archived"
@@ -127,6 +130,8 @@ def remember(ws: Workspace, ref: str) -> None:
             ws.layout, goal_of(doc), doc.section("done"), doc.section("key_data"), ref
         )
     except Exception as exc:  # the archive is done; a brain that cannot take it is logged
+        from gitstate import error_map  # only a failure needs its wording
+
         logs.append(
             ws.layout.agy_dir,
             logs.MEMORY_LOG,

@@ -10,22 +10,51 @@ is released: the brain hears of an archive, and git's gc starts when due.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
-from typing import NamedTuple
 
 from gitstate.document.language import KEYS
 from gitstate.document.model import Document, render
 from gitstate.document.validate import LIMIT_CODES, Report
 from gitstate.errors import WorkAtRisk
 from gitstate.storage import maintenance, refs, view
-from gitstate.storage.snapshots import compose_message
+from gitstate.storage.snapshot_text import compose_message
 from gitstate.usecases.state import chain, finish, refusals
 from gitstate.usecases.state.chain import MAX_ATTEMPTS, TASK_BASE, now_stamp, one_line, task_base
 from gitstate.usecases.state.refusals import refuse_secret_in
 from gitstate.usecases.workspace import Workspace
+
+# Type checkers take this as typing.TYPE_CHECKING (True). At run time neither typing nor
+# dataclasses is loaded (dataclasses brings inspect): an agent hook that saves comes through
+# here on its own clock (storage/loose.py). Enum stays: `re` has loaded it already.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import NamedTuple
+
+    class _ProducedFields(NamedTuple):
+        document: Document
+        notices: tuple[str, ...] = ()
+        summary: str = ""
+
+    class _WrittenFields(NamedTuple):
+        outcome: Outcome
+        snapshot: str | None
+        sections: tuple[str, ...] = ()
+        notices: tuple[str, ...] = ()
+        merged: bool = False  # the view was merged with a tip that moved since it was written
+        view_kept: bool = False  # STATE.md changed while we wrote, so it was left alone
+        overwritten: Path | None = None  # where replaced unsaved edits were kept
+        archived: str | None = None  # the archive ref, when this write finished the task
+
+else:
+    _ProducedFields = namedtuple("_ProducedFields", "document notices summary", defaults=((), ""))
+    _WrittenFields = namedtuple(
+        "_WrittenFields",
+        "outcome snapshot sections notices merged view_kept overwritten archived",
+        defaults=((), (), False, False, None, None),
+    )
 
 
 class Action(Enum):
@@ -48,13 +77,29 @@ class Origin(Enum):
     HOOK = "hook"
 
 
-@dataclass(frozen=True)
 class Intent:
     """What a write is for, as its caller names it (docs/archive.md: who may archive)."""
 
-    action: Action
-    origin: Origin = Origin.USER
-    adds_steps: bool = False  # the change itself puts steps into next_steps
+    __slots__ = ("action", "adds_steps", "origin")
+
+    def __init__(
+        self, action: Action, origin: Origin = Origin.USER, adds_steps: bool = False
+    ) -> None:
+        self.action = action
+        self.origin = origin
+        self.adds_steps = adds_steps  # the change itself puts steps into next_steps
+
+    def _key(self) -> tuple[Action, Origin, bool]:
+        return self.action, self.origin, self.adds_steps
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Intent) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Intent({self.action}, {self.origin}, adds_steps={self.adds_steps})"
 
     @property
     def may_finish_task(self) -> bool:
@@ -95,13 +140,11 @@ class Outcome(str, Enum):
     CHECKED_OUT = "checked-out"  # `checkout`: the view was written from a snapshot, no ref moved
 
 
-class Produced(NamedTuple):
+class Produced(_ProducedFields):
     """What a Producer built: the new document, notices for the user, and what it did in
     words (a patch's summary, for the snapshot's subject)."""
 
-    document: Document
-    notices: tuple[str, ...] = ()
-    summary: str = ""
+    __slots__ = ()
 
 
 # Builds the new document from the starting one (None: no view and no snapshot yet); None when
@@ -111,15 +154,8 @@ Producer = Callable[[Document | None], Produced | None]
 Subject = Callable[[tuple[str, ...], str], str]
 
 
-class Written(NamedTuple):
-    outcome: Outcome
-    snapshot: str | None
-    sections: tuple[str, ...] = ()
-    notices: tuple[str, ...] = ()
-    merged: bool = False  # the view was merged with a tip that moved since it was written
-    view_kept: bool = False  # STATE.md changed while we wrote, so it was left alone
-    overwritten: Path | None = None  # where replaced unsaved edits were kept
-    archived: str | None = None  # the archive ref, when this write finished the task
+class Written(_WrittenFields):
+    __slots__ = ()
 
     def as_json(self) -> dict[str, object]:
         return {

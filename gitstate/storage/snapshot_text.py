@@ -1,0 +1,155 @@
+"""A snapshot's text, without pygit2: its message and trailers, who made it and when.
+
+One copy for both object writers: storage/snapshots.py (pygit2's Store) and storage/loose.py
+(the agent hooks' standard-library save). Both must build byte-identical commits from the same
+inputs (docs/hooks.md, "The hooks' own save"), so the message, the identity rules and the times
+are composed here only. Nothing heavier than `re` and `time` at import: the hooks load it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import namedtuple
+
+from gitstate.storage.layout import VIEW_NAME
+
+FORMAT_VERSION = "1"
+STATE_FILE = VIEW_NAME
+DEFAULT_NAME = "git-agy-state"  # the identity when neither the environment nor config has one
+DEFAULT_EMAIL = "agy-state@localhost"
+_TRAILER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
+_DATE_RE = re.compile(r"^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$")
+CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+IDENT_CRUD = re.compile(r"[<>\x00-\x1f\x7f]")  # what git strips from a name or email
+
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded:
+# the agent hooks' save reads a tip's trailers through Snapshot.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class _SnapshotFields(NamedTuple):
+        commit: str
+        time: str  # ISO 8601 with the committer's offset
+        subject: str
+        trailers: dict[str, str]
+        parents: tuple[str, ...]
+
+else:
+    _SnapshotFields = namedtuple("_SnapshotFields", "commit time subject trailers parents")
+
+
+class Snapshot(_SnapshotFields):
+    __slots__ = ()
+
+    @property
+    def sections(self) -> list[str]:
+        raw = self.trailers.get("Agy-Sections", "")
+        return [s.strip() for s in raw.split(",") if s.strip() and s.strip() != "none"]
+
+    @property
+    def head(self) -> str | None:
+        return self.trailers.get("Agy-Head") or None
+
+    @property
+    def branch(self) -> str | None:
+        return self.trailers.get("Agy-Branch") or None
+
+    @property
+    def phase(self) -> str:
+        return self.trailers.get("Agy-Phase") or "IDLE"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "commit": self.commit,
+            "time": self.time,
+            "message": self.subject,
+            "sections": self.sections,
+            "head": self.head,
+            "branch": self.branch,
+            "phase": self.phase,
+        }
+
+
+def compose_message(subject: str, trailers: list[tuple[str, str]], body: str = "") -> str:
+    """Subject, optional body, then one trailer block that `git interpret-trailers` reads."""
+    parts = [" ".join(subject.split()) or "Update state"]
+    if body.strip():
+        parts.append(body.strip())
+    parts.append("\n".join(f"{key}: {value}" for key, value in trailers))
+    return "\n\n".join(parts) + "\n"
+
+
+def parse_trailers(message: str) -> dict[str, str]:
+    """The `Key: value` lines of the message's last paragraph (empty if it is not all trailers)."""
+    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
+    if len(paragraphs) < 2:
+        return {}
+    found: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines():
+        match = _TRAILER_RE.match(line.strip())
+        if match is None:
+            return {}
+        found[match.group(1)] = match.group(2).strip()
+    return found
+
+
+def parse_date(value: str) -> tuple[int, int] | None:
+    """(seconds, offset minutes) from a GIT_*_DATE value: `@secs tz`, `secs tz` or ISO 8601."""
+    text = value.strip()
+    match = _DATE_RE.match(text)
+    if match:
+        sign = -1 if match.group(2) == "-" else 1
+        offset = sign * (int(match.group(3) or 0) * 60 + int(match.group(4) or 0))
+        return int(match.group(1)), offset
+    from datetime import datetime, timedelta  # rare: only an ISO GIT_*_DATE needs it
+
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.astimezone()
+    delta = when.utcoffset() or timedelta(0)
+    return int(when.timestamp()), int(delta.total_seconds() // 60)
+
+
+def when(kind: str) -> tuple[int, int]:
+    """(seconds, offset minutes) of a new commit's AUTHOR or COMMITTER: GIT_<KIND>_DATE when it
+    parses, else now in the local time zone."""
+    parsed = parse_date(os.environ.get(f"GIT_{kind}_DATE", "") or "")
+    if parsed is None:
+        now = int(time.time())
+        parsed = (now, (time.localtime(now).tm_gmtoff or 0) // 60)
+    return parsed
+
+
+def iso_time(seconds: int, offset_minutes: int) -> str:
+    """ISO 8601 with the given offset, as datetime.isoformat() writes it (without datetime's
+    import cost on the save path)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds + offset_minutes * 60))
+    sign = "-" if offset_minutes < 0 else "+"
+    hours, minutes = divmod(abs(offset_minutes), 60)
+    return f"{stamp}{sign}{hours:02d}:{minutes:02d}"
+
+
+def tz(offset_minutes: int) -> str:
+    """`+hhmm` / `-hhmm`, as git writes a signature's zone."""
+    sign = "-" if offset_minutes < 0 else "+"
+    hours, minutes = divmod(abs(offset_minutes), 60)
+    return f"{sign}{hours:02d}{minutes:02d}"
+
+
+def reflog_ident(name: str, email: str, seconds: int, offset_minutes: int) -> str:
+    """`Name <email> seconds +hhmm`: the committer, as git writes a reflog line."""
+    name = IDENT_CRUD.sub("", name).strip() or DEFAULT_NAME
+    email = IDENT_CRUD.sub("", email).strip()
+    return f"{name} <{email}> {seconds} {tz(offset_minutes)}"
+
+
+def reflog_reason(reason: str) -> str:
+    """A reflog line is one line of text: a NUL or a newline from a damaged document's title
+    would break the log (git refuses such a message too)."""
+    return CONTROLS.sub(" ", reason)
