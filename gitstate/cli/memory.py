@@ -7,9 +7,7 @@ imported inside the commands so that `memory search` pays only for what it runs.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -240,6 +238,9 @@ def edit_cmd(file: str, allow_secret: bool, as_json: bool) -> None:
 
 
 def _through_editor(path: str, text: str) -> bytes:
+    import subprocess  # here: every other memory command, search above all, goes without
+    import tempfile
+
     from gitstate.memory.usecases.write import MAX_EDIT_BYTES
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"

@@ -28,6 +28,9 @@ _CJK = (
 )
 _CJK_RE = re.compile(f"([{_CJK}])")
 _WORD_RE = re.compile(r"[^\W_]", re.UNICODE)
+# What normalize() would change besides NFC: most text has none of it, and a search is far
+# cheaper than translating every character through a dict.
+_WIDE_RE = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\x1f]")
 
 
 # Full-width letters and digits read as ASCII ones (ＡＰＩ is API); full-width punctuation stays,
@@ -41,12 +44,18 @@ _WIDE[ord(SEPARATOR)] = ord(" ")
 
 def normalize(text: str) -> str:
     """Full-width letters and digits as ASCII, composed (NFC) accents, no separator inside."""
-    return unicodedata.normalize("NFC", text).translate(_WIDE)
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text.translate(_WIDE) if _WIDE_RE.search(text) else text
 
 
 def segment(text: str) -> str:
-    """The text as indexed: each CJK character a token of its own."""
-    return _CJK_RE.sub(SEPARATOR + r"\1" + SEPARATOR, normalize(text))
+    """The text as indexed: each CJK character a token of its own.
+
+    Splitting on the characters and joining with the separator puts one between any two
+    neighbours (two between adjacent CJK characters, which the tokenizer reads as one): done in
+    C, about ten times faster than a substitution that expands a template per character."""
+    return SEPARATOR.join(_CJK_RE.split(normalize(text)))
 
 
 def unsegment(text: str) -> str:

@@ -57,6 +57,16 @@ def tip(cache_dir: Path) -> str | None:
     return (data.decode("utf-8", errors="replace").strip() or None) if data else None
 
 
+def read_bytes(cache_dir: Path, path: str) -> bytes | None:
+    """A cached memory file's bytes as stored (for a reader that checks them by blob id)."""
+    return _read(cache_dir / path, READ_LIMIT) if is_memory_path(path) else None
+
+
+def manifest(cache_dir: Path) -> dict[str, str]:
+    """path -> the blob id each cached file was written from."""
+    return _manifest(cache_dir)
+
+
 def _manifest(cache_dir: Path) -> dict[str, str]:
     """path -> the blob its cached file was written from (a removed file is not there)."""
     data = _read(cache_dir / MANIFEST_FILE, MANIFEST_LIMIT)

@@ -129,7 +129,8 @@ class Index:
             for path, blob in sorted(listing.items()):
                 if have.get(path) == blob or not path.endswith(".md"):
                     continue
-                self._drop(path)
+                if path in have:  # a rebuild starts empty: nothing to delete, 3 statements saved
+                    self._drop(path)
                 self._add(path, blob, load(blob).decode("utf-8", "replace"))
                 indexed += 1
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tip', ?)", (tip or "",))

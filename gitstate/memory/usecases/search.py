@@ -3,6 +3,11 @@
 Before every search the index catches up with the tip (by blob id: unchanged files are not read
 again). A missing index is built; a corrupt one (or one of another schema) is thrown away and
 rebuilt, then the search runs again; only a second failure is reported.
+
+The tip is first read without pygit2 (memory/storage/mirror.py): a current index answers at
+once, and one that is behind catches up from the plain-text cache when the cache is at the tip.
+Only when neither holds (or a cached file is not its blob) is the brain opened through pygit2,
+which also brings the cache to the tip.
 """
 
 from __future__ import annotations
@@ -12,10 +17,15 @@ from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
 from gitstate.errors import Failure, UsageError
+from gitstate.memory.document.files import is_memory_path
 from gitstate.memory.document.search_text import fts_query
-from gitstate.memory.storage.brain import Brain
+from gitstate.memory.storage import mirror
 from gitstate.memory.storage.fts import CaughtUp, Hit, Index
-from gitstate.memory.usecases.brain import open_brain
+from gitstate.memory.storage.layout import BrainLayout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pygit2 comes with these, only when the brain must be opened
+    from gitstate.memory.storage.brain import Brain
 
 DEFAULT_LIMIT = 10
 T = TypeVar("T")
@@ -42,9 +52,58 @@ def _corrupt(exc: sqlite3.DatabaseError) -> bool:
     return any(word in text for word in ("no such", "malformed", "not a database", "schema"))
 
 
-def _with_index(brain: Brain, work: Callable[[Index, bool], T]) -> T:
+class Source(NamedTuple):
+    """The tip the index must reflect and how to read its files (the index calls these only
+    when it is behind)."""
+
+    tip: str | None
+    listing: Callable[[], dict[str, str]]
+    load: Callable[[str], bytes]
+
+
+def _needs_git() -> dict[str, str]:
+    raise mirror.Stale("the cache is not at the tip")
+
+
+def _plain_source(layout: BrainLayout) -> Source | None:
+    """The tip read without pygit2, its files from the cache (None: the ref is unreadable so)."""
+    tip = mirror.ref_tip(layout)
+    if tip is None:
+        return None
+    cached = mirror.cached_tip(layout, tip)
+    if cached is None:
+        return Source(tip, _needs_git, lambda _blob: b"")
+    return Source(tip, lambda: cached.listing, cached.load)
+
+
+def _brain_source() -> Source:
+    from gitstate.memory.usecases.brain import open_brain
+
+    brain, _ = open_brain()
+    tip = brain.tip()
+
+    def listing() -> dict[str, str]:
+        return {p: b for p, b in brain.listing(tip).items() if is_memory_path(p)}
+
+    return Source(tip, listing, brain.blob)
+
+
+def _run(work: Callable[[Index, Source, bool], T]) -> T:
+    """`work` on the index and the tip's source: without pygit2 when that can be done."""
+    layout = BrainLayout()
+    plain = _plain_source(layout)
+    if plain is not None:
+        try:
+            return _with_index(layout, lambda index, retry: work(index, plain, retry))
+        except mirror.Stale:
+            pass  # behind, and the cache cannot say what the tip holds: ask git
+    source = _brain_source()
+    return _with_index(layout, lambda index, retry: work(index, source, retry))
+
+
+def _with_index(layout: BrainLayout, work: Callable[[Index, bool], T]) -> T:
     """Run `work` on the caught-up index; rebuild once when the file is corrupt."""
-    index = Index(brain.layout.index_path)
+    index = Index(layout.index_path)
     try:
         for attempt in (0, 1):
             try:
@@ -66,9 +125,8 @@ def _with_index(brain: Brain, work: Callable[[Index, bool], T]) -> T:
         index.close()
 
 
-def catch_up(brain: Brain, index: Index) -> CaughtUp:
-    tip = brain.tip()
-    return index.catch_up(tip, lambda: brain.listing(tip), brain.blob)
+def catch_up(source: Source, index: Index) -> CaughtUp:
+    return index.catch_up(source.tip, source.listing, source.load)
 
 
 def search(query: str, limit: int = DEFAULT_LIMIT) -> list[Hit]:
@@ -78,23 +136,21 @@ def search(query: str, limit: int = DEFAULT_LIMIT) -> list[Hit]:
         raise UsageError("QUERY has no word to search for")
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    brain, _ = open_brain()
 
-    def work(index: Index, _retry: bool) -> list[Hit]:
-        catch_up(brain, index)
+    def work(index: Index, source: Source, _retry: bool) -> list[Hit]:
+        catch_up(source, index)
         return index.search(match, limit)
 
-    return _with_index(brain, work)
+    return _run(work)
 
 
 def reindex(rebuild: bool = False) -> Indexed:
     """`memory index`: catch up (or, with rebuild, start from an empty index)."""
-    brain, _ = open_brain()
 
-    def work(index: Index, retry: bool) -> Indexed:
+    def work(index: Index, source: Source, retry: bool) -> Indexed:
         if rebuild and not retry:
             index.rebuild()
-        done = catch_up(brain, index)
+        done = catch_up(source, index)
         files, chunks = index.counts()
         return Indexed(
             done.tip,
@@ -106,7 +162,7 @@ def reindex(rebuild: bool = False) -> Indexed:
             str(index.path),
         )
 
-    return _with_index(brain, work)
+    return _run(work)
 
 
 def index_state(brain: Brain) -> dict[str, object]:

@@ -1,0 +1,67 @@
+"""The brain's tip without pygit2: refs/agy/memory read as a file, the tip's files read from the
+plain-text cache when the cache mirrors that commit, each checked against its blob id.
+
+Standard library only: `memory search` with a current index, and `memory index` on a brain whose
+cache is at the tip, never import pygit2 (docs/memory.md, "Search"). Every answer here is
+certain or None: a ref this module cannot read (a symbolic or reftable ref, a packed-refs file
+over 1 MiB), a cache at another commit or a cached file whose bytes are not the blob the
+manifest names all send the caller to the brain through pygit2, as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from gitstate.memory.document.files import is_memory_path
+from gitstate.memory.storage import cache as memory_cache
+from gitstate.memory.storage.layout import MEMORY_REF, BrainLayout
+
+
+class Stale(Exception):
+    """A cached file is not the blob its manifest names (torn, edited, or mid-update)."""
+
+
+def ref_tip(layout: BrainLayout) -> str | None:
+    """The commit refs/agy/memory names, read without git; None when there is none or it
+    cannot be read this way."""
+    if not layout.exists():
+        return None
+    from gitstate.storage import view
+    from gitstate.storage.layout import Layout
+
+    return view.ref_tip(Layout.from_dirs(layout.path, None), MEMORY_REF)
+
+
+class CachedTip:
+    """The tip's memory files as the cache holds them: `listing` (path -> blob id) and `load`
+    (blob id -> bytes, checked), the two callables the index catches up from."""
+
+    def __init__(self, layout: BrainLayout, listing: dict[str, str]) -> None:
+        self.cache_dir = layout.cache_dir
+        self.listing = listing
+        self._paths = {blob: path for path, blob in listing.items()}
+
+    def load(self, blob: str) -> bytes:
+        path = self._paths.get(blob)
+        data = None if path is None else memory_cache.read_bytes(self.cache_dir, path)
+        if data is None or blob_id(data, len(blob)) != blob:
+            raise Stale(f"the cached {path} is not blob {blob}")
+        return data
+
+
+def cached_tip(layout: BrainLayout, tip: str) -> CachedTip | None:
+    """The cache's files when the cache mirrors `tip`, else None."""
+    if memory_cache.tip(layout.cache_dir) != tip:
+        return None
+    listing = {
+        p: b for p, b in memory_cache.manifest(layout.cache_dir).items() if is_memory_path(p)
+    }
+    return CachedTip(layout, listing)
+
+
+def blob_id(data: bytes, width: int = 40) -> str:
+    """Git's object id of a blob holding `data` (SHA-1, or SHA-256 for 64-digit ids)."""
+    digest = hashlib.sha256() if width == 64 else hashlib.sha1(usedforsecurity=False)
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
