@@ -327,7 +327,7 @@ def rows_add(inst: Install, env: dict[str, str], root: Path, plan: MemoryPlan) -
 
             def run() -> Sample:
                 n = next(turn)
-                text = f"bench entry {n}: the retry budget is {n % 7} attempts, 限流 at {n} rps"
+                text = f"bench entry {n}: the retry budget is {n % 7} attempts, 重試 at {n} rps"
                 if kind == "add":
                     argv = ["memory", "add", "--layer", "project", "--project", "bench", text]
                 else:
@@ -605,13 +605,13 @@ def main(argv: list[str] | None = None) -> int:
         # The CLI rows search the brain's own index: build it once, untimed.
         tool(inst, brain_env(env, root / "brain.git"), root, "memory", "index")
         rows += rows_cli(inst, env, root, plan)
+        folder = write_peer_brain(Path(env["HOME"]), corpus)
+        rows += rows_rebuild(inst, env, root, plan, peer)
+        # After the rebuilds, before any write: both indexes hold exactly the corpus.
+        rows += rows_recall(inst, env, root, corpus, peer)
+        rows += rows_import(inst, env, root, folder)
         rows += rows_add(inst, env, root, plan)
         rows += rows_size(env, root, plan)
-        folder = write_peer_brain(Path(env["HOME"]), corpus)
-        rows += rows_import(inst, env, root, folder)
-        rows += rows_rebuild(inst, env, root, plan, peer)
-        # after the rebuilds: both indexes hold the fixture brain as it was built
-        rows += rows_recall(inst, env, root, corpus, peer)
     rows = [row for row in rows if not row.info] + [row for row in rows if row.info]
     print(table(rows))
     print()

@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from install import build
 from timing import Sample, in_process, interleaved, timed_run
 
 from bench import (
@@ -97,13 +98,13 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="agy-bench-secrets-") as tmp:
         root = Path(tmp)
-        env = sealed_env(root)
-        env["PYTHONPATH"] = str(Path(secrets.__file__).resolve().parent.parent)
+        inst = build(root)  # the subprocesses import the module from the wheel venv
+        env = inst.environ(sealed_env(root))
         new, old = document_text(1), document_text(0)
         state, previous, big = root / "STATE.md", root / "STATE.old.md", big_text(BIG_BYTES)
         state.write_text(new)
         previous.write_text(old)
-        python = [sys.executable, "-c"]
+        python = [str(inst.python), "-c"]
 
         def run(code: str) -> Sample:
             return timed_run([*python, code], root, env)
