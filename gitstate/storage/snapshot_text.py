@@ -99,6 +99,8 @@ def parse_trailers(message: str) -> dict[str, str]:
 def parse_date(value: str) -> tuple[int, int] | None:
     """(seconds, offset minutes) from a GIT_*_DATE value: `@secs tz`, `secs tz` or ISO 8601."""
     text = value.strip()
+    if not text:
+        return None  # unset: now (and no datetime import for it)
     match = _DATE_RE.match(text)
     if match:
         sign = -1 if match.group(2) == "-" else 1
