@@ -3,13 +3,16 @@ it changes, and moves the plain-text cache by the files it touched (docs/memory.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
 import pytest
 from memory_support import brain_git, tip
+from support import wait_until
 
 from gitstate.memory.storage import cache as memory_cache
+from gitstate.memory.storage import packing
 from gitstate.memory.storage.brain import Brain
 from gitstate.memory.storage.layout import BrainLayout
 from gitstate.memory.usecases import write
@@ -144,3 +147,74 @@ class TestCacheFollowsTheWrite:
         entries = {path: blob for blob, path in (line.split(" ", 1) for line in lines)}
         assert entries == listing
         assert _cached(cache) == _tip_files(brain)
+
+
+def _loose(brain_dir: Path) -> int:
+    objects = brain_dir / "objects"
+    return sum(len(os.listdir(d)) for d in objects.iterdir() if len(d.name) == 2)
+
+
+def _packs(brain_dir: Path) -> list[str]:
+    pack = brain_dir / "objects" / "pack"
+    return sorted(p for p in os.listdir(pack) if p.endswith(".pack")) if pack.is_dir() else []
+
+
+def _repack_done(layout: BrainLayout) -> bool:
+    """Nobody holds the pack lock: no repack is running."""
+    fd = os.open(layout.agy_dir / packing.LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+class TestAutoPack:
+    def test_many_writes_leave_the_loose_objects_bounded(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(packing, "FLOOR", 16)
+        for n in range(150):
+            write.add("identity", f"fact number {n}")
+        layout = BrainLayout()
+        wait_until(lambda: _repack_done(layout), what="the last repack to end")
+        packs = _packs(layout.path)
+        assert packs, "no repack ever ran"
+        assert len(packs) <= 4  # geometric: packs are merged as they pile up
+        # Without packing the brain would hold 450 loose objects (a blob, the root, the commit).
+        assert _loose(layout.path) <= 200
+        assert _tip_files(Brain.open())["USER.md"].count("- fact number") == 150
+        brain_git("fsck", "--connectivity-only", "--no-dangling", "refs/agy/memory")
+
+    def test_gc_auto_zero_in_the_brain_turns_it_off(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(packing, "FLOOR", 16)
+        write.add("identity", "first")
+        brain_git("config", "gc.auto", "0")
+        for n in range(60):
+            write.add("identity", f"fact number {n}")
+        assert not Brain.open().maintain()
+        assert _packs(BrainLayout().path) == [] and _loose(BrainLayout().path) > 150
+
+    def test_no_second_repack_while_one_holds_the_lock(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(packing, "FLOOR", 1_000_000)
+        for n in range(40):
+            write.add("identity", f"fact number {n}")
+        monkeypatch.setattr(packing, "FLOOR", 16)
+        layout = BrainLayout()
+        brain = Brain.open()
+        held = os.open(layout.agy_dir / packing.LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            assert packing.due(layout.path / "objects")
+            assert not brain.maintain()
+            assert _packs(layout.path) == []
+        finally:
+            os.close(held)
+        assert brain.maintain()
+        wait_until(lambda: _packs(layout.path), what="the pack")
+        wait_until(lambda: _repack_done(layout), what="the repack to end")
+        assert _loose(layout.path) == 0

@@ -16,6 +16,7 @@ import pygit2
 from gitstate.errors import Failure, NotFound
 from gitstate.memory.document import files
 from gitstate.memory.storage import cache as memory_cache
+from gitstate.memory.storage import packing
 from gitstate.memory.storage.layout import MEMORY_REF, BrainLayout
 from gitstate.storage import graph, private
 from gitstate.storage.layout import Layout
@@ -24,6 +25,7 @@ from gitstate.storage.snapshots import Store, compose_message, parse_trailers
 ROOT_TIME = 1767225600  # 2026-01-01T00:00:00Z: the root commit is the same everywhere
 ROOT_AUTHOR = ("git-agy-state", "agy-state@localhost")
 ROOT_SUBJECT = "memory: init"
+OBJECT_WRITE_ATTEMPTS = 5
 
 
 class Brain:
@@ -219,11 +221,21 @@ class Brain:
         message: str,
     ) -> str:
         """A commit of `base`'s tree with `changes` (None deletes a path); no ref moves."""
-        tree = self._tree(base, changes)
         author = self._store.signature("AUTHOR")
         committer = self._store.signature("COMMITTER")
-        with private.Umask():
-            return str(self._repo.create_commit(None, author, committer, message, tree, parents))
+        for attempt in range(OBJECT_WRITE_ATTEMPTS):
+            try:
+                tree = self._tree(base, changes)
+                with private.Umask():
+                    oid = self._repo.create_commit(None, author, committer, message, tree, parents)
+                return str(oid)
+            except OSError:
+                # A repack's prune-packed removes emptied objects/xx folders; libgit2 does not
+                # retry a loose object whose folder went under it (git does). Objects are
+                # content-addressed, so writing them again is harmless.
+                if attempt + 1 == OBJECT_WRITE_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
 
     def tree_id(self, commit: str) -> str:
         return str(self._repo[commit].peel(pygit2.Commit).tree_id)
@@ -251,6 +263,14 @@ class Brain:
         }
         if not memory_cache.advance(cache, parent, commit, by_blob):
             self.refresh_cache()
+
+    def maintain(self) -> bool:
+        """Start a detached repack when loose objects outweigh the packs (storage/packing.py);
+        whether one started. `gc.auto=0` in the brain's config turns it off."""
+        objects = Path(self.layout.path) / "objects"
+        if not packing.due(objects) or self.config("gc.auto") == "0":
+            return False
+        return packing.start(Path(self.layout.path), Path(self.layout.agy_dir))
 
     # ---- config ---------------------------------------------------------------------------
 

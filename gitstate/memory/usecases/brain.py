@@ -2,9 +2,10 @@
 
 A write, under the brain's lock: read the tip, compute the new files, check them (the 500-line
 cap of MEMORY.md, the credential scan of the lines the write adds), commit on the tip,
-compare-and-swap refs/agy/memory (retrying on a moved tip), then refresh the plain-text cache
-the agent hook reads. Sync merges do not come through here: they are never refused for size and
-never scanned (docs/memory.md).
+compare-and-swap refs/agy/memory (retrying on a moved tip), then move the plain-text cache the
+agent hook reads by the files written, and start a repack in the background when one is due.
+Sync merges do not come through here: they are never refused for size and never scanned
+(docs/memory.md).
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ def write(
                     brain.refresh_cache()
                 else:
                     brain.advance_cache(tip, commit, data)
+                brain.maintain()
                 return Written(
                     commit,
                     tuple(sorted(changes)),

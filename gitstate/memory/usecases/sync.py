@@ -187,6 +187,7 @@ def sync(remote_arg: str | None = None) -> MemorySynced:
                     hint="try again in a moment",
                 )
             time.sleep(0.05 * rounds)  # someone is pushing right now: let them finish
+    brain.maintain()  # a fetch of fewer than 100 objects leaves them loose
     with contextlib.suppress(AgyError):  # derived: the next search catches up by itself
         reindex()
     tip = brain.tip()
