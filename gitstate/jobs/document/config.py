@@ -17,6 +17,18 @@ from gitstate.errors import UsageError
 DURATION_RE = re.compile(r"^(\d+)(s|m|h)$")
 EFFORTS = ("low", "medium", "high")
 _UNITS = {"s": 1, "m": 60, "h": 3600}
+KEYS = (  # every key load() reads: a reader may fetch them all at once
+    "agy.agent",
+    "agy.agentKind",
+    "agy.maxConcurrent",
+    "agy.queueTimeout",
+    "agy.maxRetries",
+    "agy.timeout",
+    "agy.timeoutGrace",
+    "agy.model",
+    "agy.effort",
+    "agy.skipPermissions",
+)
 
 
 class JobConfig(NamedTuple):

@@ -3,35 +3,33 @@
 Worktrees live under the MAIN work tree's `.agy/worktrees/<id>` (also when a job is started
 from a linked worktree), on branch `agy/<id>`. What a job changed is always read from git
 (`<base>..agy/<id>`), never taken from the agent's word. Each finished round is one commit on
-`refs/agy/jobs/<id>` holding plan.md, prompt.txt, result.json and diffstat.txt — scanned for
-credentials first: matching lines are redacted in the record, never refused, and the hits are
-named in result.json.
+`refs/agy/jobs/<id>` (record_commit.py writes it without pygit2; `commit_record` here is its
+pygit2 writer, for what that one does not speak for).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
-from gitstate import secrets
 from gitstate.errors import Failure, WorkAtRisk
 from gitstate.jobs.storage import files as jobfiles
+from gitstate.jobs.storage import record_commit
+from gitstate.jobs.storage.record_commit import (
+    RECORD_FILES,
+    record_contents,
+    record_ref,
+    subject_of,
+)
 from gitstate.storage import exclude, refs
 from gitstate.storage.layout import Layout
-from gitstate.storage.snapshots import Store, compose_message, parse_trailers
+from gitstate.storage.snapshots import Store, parse_trailers
 
-RECORD_FORMAT = "1"
 EXCLUDE_LINES = (".agy/", "/STATE.md")
-RECORD_FILES = ("plan.md", "prompt.txt", "result.json", "diffstat.txt")
-
-
-def record_ref(job_id: str) -> str:
-    return f"refs/agy/jobs/{job_id}"
+__all__ = ["record_contents", "record_ref", "subject_of"]  # the record's text: record_commit.py
 
 
 def branch_name(job_id: str) -> str:
@@ -195,27 +193,11 @@ def changes(store: Store, base: str, tip: str | None) -> tuple[list[str], str]:
 # ---- records ------------------------------------------------------------------------------
 
 
-def record_contents(job: jobfiles.JobFiles, result_text: str) -> tuple[dict[str, str], list[Any]]:
-    """The record's files, redacted, and the credential hits as {file, line, kind} dicts."""
-    texts = {
-        "plan.md": _read_text(job.plan),
-        "prompt.txt": _read_text(job.prompt),
-        "result.json": result_text,
-        "diffstat.txt": _diff_stat_of(result_text),
-    }
-    redacted: dict[str, str] = {}
-    hits: list[Any] = []
-    for name, text in texts.items():
-        clean, found = secrets.redact(text)
-        redacted[name] = clean
-        hits += [{"file": name, "line": hit.line, "kind": hit.kind} for hit in found]
-    return redacted, hits
-
-
 def commit_record(
     store: Store, job_id: str, round_no: int, state: str, contents: dict[str, str], subject: str
 ) -> str:
-    """One commit on refs/agy/jobs/<id> for a finished round (compare-and-swap, retried)."""
+    """One commit on refs/agy/jobs/<id> for a finished round (compare-and-swap, retried), by
+    pygit2: record_commit.commit's writer for what its own does not speak for."""
     repo = store.repo
     builder = repo.TreeBuilder()
     for name in RECORD_FILES:
@@ -224,13 +206,7 @@ def commit_record(
                 name, repo.create_blob(contents[name].encode()), pygit2.GIT_FILEMODE_BLOB
             )
     tree = str(builder.write())
-    trailers = [
-        ("Agy-Job-Format", RECORD_FORMAT),
-        ("Agy-Job", job_id),
-        ("Agy-Job-Round", str(round_no)),
-        ("Agy-Job-State", state),
-    ]
-    message = compose_message(subject, trailers)
+    message = record_commit.message(job_id, round_no, state, subject)
     ref = record_ref(job_id)
 
     def attempt() -> str | None:
@@ -261,23 +237,6 @@ def ensure_committed(layout: Layout, job_id: str, round_no: int) -> None:
     if not isinstance(result, dict) or result.get("round") != round_no:
         return
     contents, _ = record_contents(job, jobfiles.read_text(job.result))
-    commit_record(store, job_id, round_no, str(result.get("state")), contents, subject_of(result))
-
-
-def subject_of(result: dict[str, Any]) -> str:
-    # Redacted before it is cut: a cut token would no longer look like one (docs/secrets.md).
-    summary = " ".join(secrets.redact(str(result.get("summary") or ""))[0].split())[:72]
-    head = f"job {result.get('job_id')} round {result.get('round')}: {result.get('state')}"
-    return f"{head} — {summary}" if summary else head
-
-
-def _read_text(path: Path) -> str:
-    return jobfiles.read_text(path)
-
-
-def _diff_stat_of(result_text: str) -> str:
-    try:
-        stat = json.loads(result_text).get("diff_stat")
-    except (ValueError, AttributeError):
-        return ""
-    return stat if isinstance(stat, str) else ""
+    record_commit.commit(
+        layout, job_id, round_no, str(result.get("state")), contents, subject_of(result)
+    )

@@ -19,7 +19,7 @@ from typing import Any
 
 from gitstate.errors import NotFound
 from gitstate.jobs.document.pending import ACTIVE
-from gitstate.jobs.storage import doorbell, records
+from gitstate.jobs.storage import doorbell
 from gitstate.jobs.storage import files as jobfiles
 from gitstate.jobs.storage.files import JobFiles
 from gitstate.storage.layout import Layout
@@ -144,6 +144,9 @@ def finish_orphan(layout: Layout, orphan: Meta | None) -> None:
     end_agent(orphan)
     settled = jobfiles.read_json(jobfiles.files(layout, orphan["id"]).meta)
     if isinstance(settled, dict) and settled.get("state") in ("done", "error"):
+        # Here only, and rarely: the supervisor's own start must not load pygit2 for it.
+        from gitstate.jobs.storage import records
+
         with contextlib.suppress(Exception):  # the record is a copy; the runtime file stays
             records.ensure_committed(layout, settled["id"], settled.get("round") or 1)
     doorbell.ring(layout)

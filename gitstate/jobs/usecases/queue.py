@@ -83,13 +83,14 @@ def wait_for_slot(
             left = False
             watch: list[int] = []
             orphans: list[Meta] = []
+            cap = limit()  # read before the lock: it may ask git, and the lock is held briefly
             with jobfiles.queue_locked(layout):
                 mine = lifecycle.read(layout, job_id)
                 if mine.get("state") != "queued" or mine.get("round") != round_no:
                     left = True
                 else:
                     standing, orphans = standing_locked(layout, job_id)
-                    if position(standing, limit()) is None:
+                    if position(standing, cap) is None:
                         mine.update(
                             state="running",
                             started_at=lifecycle.utc_now(),

@@ -8,8 +8,11 @@ still runs after the agent itself exits (a server it started, say) is ended too.
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -77,11 +80,10 @@ def run_attempt(
     reader.start()
     timed_out = False
     try:
-        proc.wait(timeout=max(0.1, limit))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        lifecycle.end_group(proc.pid, grace=0.0)  # SIGTERM then SIGKILL at once: time is up
-        proc.wait()
+        if not _wait_exit(proc, max(0.1, limit)):
+            timed_out = True
+            lifecycle.end_group(proc.pid, grace=0.0)  # SIGTERM then SIGKILL at once: time is up
+            proc.wait()
     finally:
         if proc.poll() is None:  # we are being torn down (SIGTERM): take the agent with us
             lifecycle.end_group(proc.pid, grace=LEFTOVER_GRACE)
@@ -92,3 +94,30 @@ def run_attempt(
     if proc.stdout is not None:
         proc.stdout.close()
     return Attempt(proc.returncode, timed_out, reader.outcome, reader.conversation)
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], limit: float) -> bool:
+    """Wait up to `limit` seconds for the agent to exit; True when it did (and is reaped).
+
+    Sleeps in poll() on a pidfd (Linux ≥ 5.3): Popen.wait(timeout) polls with sleeps growing to
+    50 ms, each one a delay between an agent's exit and the next job's start (docs/jobs.md)."""
+    opener = getattr(os, "pidfd_open", None)
+    try:
+        fd = opener(proc.pid) if opener is not None else None
+    except OSError:  # no pidfds here (or gone already): Popen's own wait tells
+        fd = None
+    if fd is not None:
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            deadline = time.monotonic() + limit
+            while not poller.poll(max(0.0, deadline - time.monotonic()) * 1000):
+                if time.monotonic() >= deadline:
+                    return proc.poll() is not None
+        finally:
+            os.close(fd)
+    try:
+        proc.wait(timeout=limit if fd is None else None)
+    except subprocess.TimeoutExpired:
+        return False
+    return True

@@ -25,7 +25,7 @@ from gitstate.errors import EXIT_OK, EXIT_TERMINATED, AgyError
 from gitstate.jobs.document import config as config_mod
 from gitstate.jobs.document import plan
 from gitstate.jobs.document.config import JobConfig
-from gitstate.jobs.storage import doorbell, records
+from gitstate.jobs.storage import doorbell, record_commit, supervisor_git
 from gitstate.jobs.storage import files as jobfiles
 from gitstate.jobs.storage.files import JobFiles
 from gitstate.jobs.usecases import lifecycle, queue, runner
@@ -51,7 +51,7 @@ class Supervisor:
         self.layout = layout
         self.job: JobFiles = jobfiles.files(layout, job_id)
         self.round = round_no
-        self.store = records.main_store(layout)
+        self.settings: JobConfig | None = None  # as read at the start; _limit reads it again
 
     def run(self) -> None:
         meta = jobfiles.read_json(self.job.meta)
@@ -60,7 +60,7 @@ class Supervisor:
         if meta.get("round") != self.round:
             return
         try:
-            config = config_mod.load(self.store.config_value)
+            config = self.settings = self._config()
         except AgyError as exc:
             self._fail_queued(f"bad configuration: {exc.message}")
             return
@@ -80,9 +80,16 @@ class Supervisor:
             return
         self._run_round(claimed, config)
 
+    def _config(self) -> JobConfig:
+        return config_mod.load(supervisor_git.config_reader(self.layout))
+
     def _limit(self) -> int:
+        """maxConcurrent, read again for every count after the first (a user may raise it)."""
+        if self.settings is not None:
+            first, self.settings = self.settings, None
+            return first.max_concurrent
         try:
-            return config_mod.load(self.store.config_value).max_concurrent
+            return self._config().max_concurrent
         except AgyError:
             return 1
 
@@ -188,7 +195,7 @@ class Supervisor:
         state, error = _verdict(agent, last, attempts, meta.get("timeout") or f"{int(timeout)}s")
         outcome = last.outcome if last else None
         tip = self._tip(meta)
-        names, stat = records.changes(self.store, meta["base_sha"], tip)
+        names, stat = _changes(self.layout, meta["base_sha"], tip)
         structured = outcome.structured_output if outcome else None
         problems = plan.contract_problems(structured)
         response = outcome.response if outcome else ""
@@ -219,24 +226,23 @@ class Supervisor:
             "branch": meta.get("branch"),
             "base_sha": meta["base_sha"],
             "tip_sha": tip,
-            "uncommitted_files": records.uncommitted(Path(meta["worktree"])),
+            "uncommitted_files": supervisor_git.uncommitted(Path(meta["worktree"])),
         }
         if state == "done" and outcome and (outcome.status or "SUCCESS") != "SUCCESS":
             result["false_error"] = "artifact_path"
         if not self._still_running():
             return
         text = _dump(result)
-        contents, hits = records.record_contents(self.job, text)
+        contents, hits = record_commit.record_contents(self.job, text)
         if hits:
             result["record_redacted"] = hits
             text = _dump(result)
-            contents, _ = records.record_contents(self.job, text)
+            contents, _ = record_commit.record_contents(self.job, text)
         jobfiles.write_bytes(self.job.result, text.encode())
         record_error = None
         try:
-            records.commit_record(
-                self.store, self.job.id, self.round, state, contents, records.subject_of(result)
-            )
+            subject = record_commit.subject_of(result)
+            record_commit.commit(self.layout, self.job.id, self.round, state, contents, subject)
         except Exception as exc:  # the runtime files still hold the round
             record_error = f"{type(exc).__name__}: {exc}"
 
@@ -260,8 +266,19 @@ class Supervisor:
 
     def _tip(self, meta: Meta) -> str | None:
         if meta.get("branch"):
-            return records.branch_tip(self.store, self.job.id)
+            return supervisor_git.branch_tip(self.layout, meta["branch"])
+        from gitstate.jobs.storage import records  # --no-worktree: HEAD of the user's tree
+
         return records.worktree_head(meta.get("worktree"))
+
+
+def _changes(layout: Layout, base: str, tip: str | None) -> tuple[list[str], str]:
+    """What the round committed; pygit2 is loaded only when the branch moved (docs/jobs.md)."""
+    if not tip or tip == base:
+        return [], ""
+    from gitstate.jobs.storage import records
+
+    return records.changes(records.main_store(layout), base, tip)
 
 
 def _schema_failed(attempt: Attempt) -> bool:

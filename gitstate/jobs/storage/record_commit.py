@@ -1,0 +1,222 @@
+"""A finished round's record: one commit on `refs/agy/jobs/<id>`, written without pygit2.
+
+The record holds plan.md, prompt.txt, result.json and diffstat.txt, scanned for credentials
+first: matching lines are redacted in the record, never refused, and the hits are named in
+result.json (docs/jobs.md, "Files and records").
+
+The supervisor writes it, one process per job: importing pygit2 there would cost more CPU than
+the rest of the round (docs/jobs.md, "Cost per job"). So the blobs and the tree are written here
+as loose objects (zlib and sha1, a temporary file linked into place, as git does), the commit by
+`git commit-tree` (git's own dates and signing; the identity by the same rule as storage/
+snapshots.py's Store), and the ref moved by compare-and-swap through storage/refs.py. A
+repository this writer does not speak for (a sha256 object format, core.sharedRepository, a
+record ref that is not a plain commit id) goes through records.commit_record (pygit2) instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+from gitstate import secrets
+from gitstate.jobs.storage import files as jobfiles
+from gitstate.storage import gitcli, refs
+from gitstate.storage.layout import Layout
+
+RECORD_FORMAT = "1"
+RECORD_FILES = ("plan.md", "prompt.txt", "result.json", "diffstat.txt")
+DEFAULT_NAME = "git-agy-state"  # Store.signature's identity when nothing names one
+DEFAULT_EMAIL = "agy-state@localhost"
+# Read in the one `git config` call a record costs: the identity, and what sends the write to
+# pygit2 (an object format or shared permissions this writer does not produce).
+# Lower case: git matches the pattern against its lower-cased key names.
+CONFIG_KEYS = ("user.name", "user.email", "extensions.objectformat", "core.sharedrepository")
+_OID_CHARS = frozenset("0123456789abcdef")
+_DATE_RE = re.compile(r"^@?\d+ [+-]\d{4}$")
+
+
+def record_ref(job_id: str) -> str:
+    return f"refs/agy/jobs/{job_id}"
+
+
+def record_contents(job: jobfiles.JobFiles, result_text: str) -> tuple[dict[str, str], list[Any]]:
+    """The record's files, redacted, and the credential hits as {file, line, kind} dicts."""
+    texts = {
+        "plan.md": jobfiles.read_text(job.plan),
+        "prompt.txt": jobfiles.read_text(job.prompt),
+        "result.json": result_text,
+        "diffstat.txt": _diff_stat_of(result_text),
+    }
+    redacted: dict[str, str] = {}
+    hits: list[Any] = []
+    for name, text in texts.items():
+        clean, found = secrets.redact(text)
+        redacted[name] = clean
+        hits += [{"file": name, "line": hit.line, "kind": hit.kind} for hit in found]
+    return redacted, hits
+
+
+def subject_of(result: dict[str, Any]) -> str:
+    # Redacted before it is cut: a cut token would no longer look like one (docs/secrets.md).
+    summary = " ".join(secrets.redact(str(result.get("summary") or ""))[0].split())[:72]
+    head = f"job {result.get('job_id')} round {result.get('round')}: {result.get('state')}"
+    return f"{head} — {summary}" if summary else head
+
+
+def message(job_id: str, round_no: int, state: str, subject: str) -> str:
+    """The record commit's message: the subject and the Agy-Job trailers (as compose_message)."""
+    trailers = (
+        ("Agy-Job-Format", RECORD_FORMAT),
+        ("Agy-Job", job_id),
+        ("Agy-Job-Round", str(round_no)),
+        ("Agy-Job-State", state),
+    )
+    head = " ".join(subject.split()) or "Update state"
+    return head + "\n\n" + "\n".join(f"{key}: {value}" for key, value in trailers) + "\n"
+
+
+def commit(
+    layout: Layout, job_id: str, round_no: int, state: str, contents: dict[str, str], subject: str
+) -> str:
+    """Commit the round's record on refs/agy/jobs/<id> (compare-and-swap, retried)."""
+    settings = gitcli.config(layout, *CONFIG_KEYS)
+    if settings.get("extensions.objectformat", "sha1").lower() != "sha1" or settings.get(
+        "core.sharedrepository"
+    ):
+        return _with_pygit2(layout, job_id, round_no, state, contents, subject)
+    objects = layout.commondir / "objects"
+    entries = [
+        (name, write_object(objects, "blob", contents[name].encode()))
+        for name in RECORD_FILES
+        if name in contents
+    ]
+    tree = write_object(objects, "tree", _tree_bytes(entries))
+    text = message(job_id, round_no, state, subject)
+    ref = record_ref(job_id)
+    for _attempt in refs.attempts(ref, "the round's record was not written"):
+        tip = _ref_value(layout.commondir, ref)
+        if tip is not None and not _is_oid(tip):
+            return _with_pygit2(layout, job_id, round_no, state, contents, subject)
+        now = int(time.time())
+        who = _identity(settings, now)
+        parents = ["-p", tip] if tip else []
+        proc = gitcli.run(layout, "commit-tree", tree, *parents, env=who.env, input=text)
+        new = proc.stdout.strip()
+        if proc.returncode != 0 or not _is_oid(new):
+            # git refuses what Store takes (an identity it will not guess, a signing key it
+            # cannot use): the pygit2 writer says why, or writes it as Store always has.
+            return _with_pygit2(layout, job_id, round_no, state, contents, subject)
+        log = f"{who.ident}\tagy-state: job {job_id} round {round_no}"
+        if refs.update(
+            layout.commondir, ref, tip, new, lambda: _ref_value(layout.commondir, ref), log
+        ):
+            return new
+    raise AssertionError("refs.attempts raises when they run out")
+
+
+def write_object(objects: Path, kind: str, data: bytes) -> str:
+    """Store one loose object (as git writes it: a temporary file in its folder, linked into
+    place, read-only); an object already there is left alone. Returns its id."""
+    raw = f"{kind} {len(data)}\0".encode() + data
+    oid = hashlib.sha1(raw).hexdigest()  # git's object id (sha1 repositories only)
+    folder = objects / oid[:2]
+    final = folder / oid[2:]
+    if final.exists():
+        return oid
+    folder.mkdir(exist_ok=True)
+    tmp = folder / f"tmp_obj_{os.getpid()}_{time.monotonic_ns()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+    try:
+        with open(fd, "wb") as handle:
+            handle.write(zlib.compress(raw, 1))  # core.looseCompression's default
+        with contextlib.suppress(FileExistsError):  # a concurrent writer stored the same bytes
+            os.link(tmp, final)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return oid
+
+
+def _tree_bytes(entries: list[tuple[str, str]]) -> bytes:
+    """A tree of regular files (git sorts plain file names bytewise)."""
+    return b"".join(
+        b"100644 " + name.encode() + b"\0" + bytes.fromhex(oid) for name, oid in sorted(entries)
+    )
+
+
+class _Who:
+    def __init__(self, env: dict[str, str], ident: str) -> None:
+        self.env = env  # for git commit-tree: both identities resolved, the date when unset
+        self.ident = ident  # `Name <email> seconds +hhmm`, the reflog line's committer
+
+
+def _identity(settings: dict[str, str], now: int) -> _Who:
+    """Store.signature's rule: GIT_<KIND>_NAME/EMAIL, then user.name/email, then ours."""
+    env: dict[str, str] = {}
+    for kind in ("AUTHOR", "COMMITTER"):
+        env[f"GIT_{kind}_NAME"] = (
+            os.environ.get(f"GIT_{kind}_NAME") or settings.get("user.name") or DEFAULT_NAME
+        )
+        env[f"GIT_{kind}_EMAIL"] = (
+            os.environ.get(f"GIT_{kind}_EMAIL") or settings.get("user.email") or DEFAULT_EMAIL
+        )
+    offset = (time.localtime(now).tm_gmtoff or 0) // 60
+    sign = "-" if offset < 0 else "+"
+    hours, minutes = divmod(abs(offset), 60)
+    stamp = f"{now} {sign}{hours:02d}{minutes:02d}"
+    given = os.environ.get("GIT_COMMITTER_DATE") or ""
+    if not given:
+        env["GIT_COMMITTER_DATE"] = f"@{stamp}"
+    elif _DATE_RE.match(given.strip()):
+        stamp = given.strip().lstrip("@")  # as Store writes it; any other form: the time now
+    name = "".join(c for c in env["GIT_COMMITTER_NAME"] if c not in "<>\n").strip()
+    email = "".join(c for c in env["GIT_COMMITTER_EMAIL"] if c not in "<>\n").strip()
+    return _Who(env, f"{name or DEFAULT_NAME} <{email}> {stamp}")
+
+
+def _ref_value(commondir: Path, ref: str) -> str | None:
+    """The ref as read under its lock: a commit id, other text for what is not one (a symbolic
+    ref), None when absent (its loose file first, then packed-refs)."""
+    try:
+        with open(commondir / ref, "rb") as handle:
+            return handle.read(4096).decode("utf-8", "replace").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    try:
+        with open(commondir / "packed-refs", "rb") as handle:
+            packed = handle.read()
+    except FileNotFoundError:
+        return None
+    want = b" " + ref.encode()
+    for line in packed.splitlines():
+        if line.endswith(want) and not line.startswith((b"#", b"^")):
+            return line[: -len(want)].decode("ascii", "replace")
+    return None
+
+
+def _is_oid(value: str) -> bool:
+    return len(value) == 40 and _OID_CHARS.issuperset(value)
+
+
+def _with_pygit2(
+    layout: Layout, job_id: str, round_no: int, state: str, contents: dict[str, str], subject: str
+) -> str:
+    from gitstate.jobs.storage import records
+
+    store = records.main_store(layout)
+    return records.commit_record(store, job_id, round_no, state, contents, subject)
+
+
+def _diff_stat_of(result_text: str) -> str:
+    try:
+        stat = json.loads(result_text).get("diff_stat")
+    except (ValueError, AttributeError):
+        return ""
+    return stat if isinstance(stat, str) else ""

@@ -1,0 +1,94 @@
+"""What a job's supervisor reads from git, without pygit2: its settings, the branch's tip, and
+what the agent left uncommitted in the worktree.
+
+One supervisor runs per job, so its start-up is paid per job; pygit2's import is most of it
+(docs/jobs.md, "Cost per job"). These reads cost a file read or one `git` process each; only a
+round whose branch moved loads pygit2, for the diff (records.changes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from gitstate.jobs.document import config as config_mod
+from gitstate.storage import gitcli
+from gitstate.storage.layout import Layout
+
+
+def config_reader(layout: Layout) -> Callable[[str], str | None]:
+    """The jobs' settings as config_mod.load reads them, from one `git config` process (git's
+    own reading: include files, every scope)."""
+    # git matches the pattern against its lower-cased key names: ask in lower case.
+    values = gitcli.config(layout, *(key.lower() for key in config_mod.KEYS))
+    return lambda key: values.get(key.lower())
+
+
+def branch_tip(layout: Layout, branch: str) -> str | None:
+    """The commit `refs/heads/<branch>` names (its loose file, else packed-refs); None when the
+    branch is gone or is not a plain commit id."""
+    ref = f"refs/heads/{branch}"
+    try:
+        with open(layout.commondir / ref, "rb") as handle:
+            value: str | None = handle.read(4096).decode("ascii", "replace").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        value = _packed(layout.commondir, ref)
+    except OSError:
+        return None
+    if value is None or len(value) != 40 or value.strip("0123456789abcdef"):
+        return None
+    return value
+
+
+def _packed(commondir: Path, ref: str) -> str | None:
+    try:
+        with open(commondir / "packed-refs", "rb") as handle:
+            packed = handle.read()
+    except OSError:
+        return None
+    want = b" " + ref.encode()
+    for line in packed.splitlines():
+        if line.endswith(want) and not line.startswith((b"#", b"^")):
+            return line[: -len(want)].decode("ascii", "replace")
+    return None
+
+
+def uncommitted(worktree: Path) -> list[str]:
+    """Files the agent left changed or untracked in the worktree (ignored files aside), as
+    records.uncommitted reads them with pygit2; [] when it is no work tree git can read."""
+    gitdir = _gitdir_of(worktree)
+    if gitdir is None:
+        return []
+    try:
+        proc = gitcli.run_in(
+            gitdir,
+            worktree,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--ignored=no",
+            env={"GIT_OPTIONAL_LOCKS": "0"},  # a look: never rewrite the agent's index
+        )
+    except ValueError:  # a path that is not text in this locale: as pygit2, nothing to say
+        return []
+    if proc.returncode != 0:
+        return []
+    return sorted({entry[3:] for entry in proc.stdout.split("\0") if len(entry) > 3})
+
+
+def _gitdir_of(worktree: Path) -> Path | None:
+    """The git dir of a work tree: `.git` itself, or the folder a linked worktree's `.git` file
+    names."""
+    dotgit = worktree / ".git"
+    if dotgit.is_dir():
+        return dotgit
+    try:
+        text = dotgit.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[len("gitdir:") :].strip())
+    return target if target.is_absolute() else (worktree / target).resolve()
