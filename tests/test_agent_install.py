@@ -266,8 +266,8 @@ class TestPluginFiles:
         )
 
     def test_unknown_agent_is_a_usage_error(self) -> None:
-        with pytest.raises(UsageError, match="unknown agent 'codex'"):
-            plugin_files("codex")
+        with pytest.raises(UsageError, match="unknown agent 'aider'"):
+            plugin_files("aider")
 
     def test_skill_front_matter_and_rules(self) -> None:
         lines = SKILL.splitlines()

@@ -72,6 +72,29 @@ PAYLOADS: dict[str, list[dict[str, Any]]] = {
         },
         {"session_id": "g-1", "hook_event_name": "PreCompress", "timestamp": "t", "cwd": "/p"},
     ],
+    # Codex CLI 0.171.0 (the input schemas in its binary): Stop and PreCompact carry turn_id.
+    "codex": [
+        {
+            "session_id": "019a-c",
+            "turn_id": "t-2",
+            "transcript_path": None,
+            "cwd": "/work/p",
+            "hook_event_name": "Stop",
+            "model": "gpt-5.5",
+            "permission_mode": "bypassPermissions",
+            "stop_hook_active": False,
+            "last_assistant_message": "done",
+        },
+        {
+            "session_id": "019a-c",
+            "turn_id": "t-3",
+            "transcript_path": "/home/u/.codex/sessions/2026/12/02/rollout-x.jsonl",
+            "cwd": "/work/p",
+            "hook_event_name": "PreCompact",
+            "model": "gpt-5.5",
+            "trigger": "auto",
+        },
+    ],
 }
 
 
@@ -82,8 +105,11 @@ def test_names_are_unique_and_every_agent_has_payload_samples() -> None:
 
 @pytest.mark.parametrize("module", REGISTERED)
 def test_every_agent_provides_every_capability(module: Any) -> None:
-    for name in ("NAME", "TITLE", "SESSION_KEY", "PROJECT_ENV"):
+    for name in ("NAME", "TITLE", "SESSION_KEY"):
         assert isinstance(getattr(module, name), str) and getattr(module, name), name
+    assert module.PROJECT_ENV is None or (
+        isinstance(module.PROJECT_ENV, str) and module.PROJECT_ENV
+    )
     for name in (
         "claims",
         "project_dir",
@@ -97,6 +123,7 @@ def test_every_agent_provides_every_capability(module: Any) -> None:
         "plugin_files",
         "install",
         "uninstall",
+        "doctor",
     ):
         assert callable(getattr(module, name)), name
     assert agents.get(module.NAME) is module
@@ -191,11 +218,13 @@ def test_a_hook_named_by_its_agent_loads_neither_plugins_nor_other_agents(
 def test_unknown_agent_and_no_payload() -> None:
     assert agents.detect(None) is None and agents.detect({}) is None
     assert agents.detect({"something": "else"}) is None
-    assert agents.find("codex") is None and agents.find(None) is None
-    with pytest.raises(UsageError, match="unknown agent 'codex'"):
-        agents.get("codex")
+    assert agents.find("aider") is None and agents.find(None) is None
+    with pytest.raises(UsageError, match="unknown agent 'aider'"):
+        agents.get("aider")
     with pytest.raises(UsageError, match="no job adapter"):
-        agents.job_adapter("codex")
+        agents.job_adapter("aider")
+    with pytest.raises(UsageError, match="no job adapter"):
+        agents.job_adapter("gemini")
 
 
 @pytest.mark.parametrize("name", agents.NAMES)

@@ -1,7 +1,7 @@
 """The agent CLIs, as plugins: two modules per CLI, and this registry (docs/hooks.md, "Adding an
 agent CLI").
 
-Each CLI's `<name>.py` (agy.py, claude.py, gemini.py) is everything the tool knows about it:
+Each CLI's `<name>.py` (agy.py, claude.py, gemini.py, codex.py) is everything the tool knows about it:
 its plugin files and settings, where `install` puts them, how a job runs it; its
 `<name>_hook.py` is the part a hook process needs: how to recognise its hook payload and read
 it, and the JSON shapes it expects back (base.py says what each provides). Everything else asks
@@ -21,17 +21,26 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from gitstate.agents import agy, agy_hook, claude, claude_hook, gemini, gemini_hook
+    from gitstate.agents import (
+        agy,
+        agy_hook,
+        claude,
+        claude_hook,
+        codex,
+        codex_hook,
+        gemini,
+        gemini_hook,
+    )
     from gitstate.agents.base import AgentCLI, AgentPlugin
     from gitstate.agents.jobs import JobAdapter
 
     # mypy checks every module against its Protocol here (nothing of this runs).
-    _HOOKS: tuple[AgentCLI, ...] = (agy_hook, claude_hook, gemini_hook)
-    _PLUGINS: tuple[AgentPlugin, ...] = (agy, claude, gemini)
+    _HOOKS: tuple[AgentCLI, ...] = (agy_hook, claude_hook, gemini_hook, codex_hook)
+    _PLUGINS: tuple[AgentPlugin, ...] = (agy, claude, gemini, codex)
 
 # Registration order is the order `install --agent all` goes through them and the order
 # detection breaks ties in.
-NAMES: tuple[str, ...] = ("agy", "claude", "gemini")
+NAMES: tuple[str, ...] = ("agy", "claude", "gemini", "codex")
 
 
 def _module(name: str) -> Any:
@@ -111,7 +120,7 @@ def project_dir_of(
     """The workspace the payload names (the agent's field when it is known and names one,
     else any agent's), else the agent's or any agent's project variable."""
     if agent is not None:
-        found = agent.project_dir(payload) or environ.get(agent.PROJECT_ENV)
+        found = agent.project_dir(payload) or (agent.PROJECT_ENV and environ.get(agent.PROJECT_ENV))
         if found:
             return str(found)
     modules = hook_modules()
@@ -120,7 +129,7 @@ def project_dir_of(
         if found:
             return found
     for module in modules:
-        value = environ.get(module.PROJECT_ENV)
+        value = module.PROJECT_ENV and environ.get(module.PROJECT_ENV)
         if value:
             return str(value)
     return None

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from gitstate.agents.base import Place
+    from gitstate.agents.base import Finding, Place
     from gitstate.agents.jobs import Call, Outcome, Quota
     from gitstate.agents.settings_file import Ledger
 
@@ -267,6 +267,10 @@ def _commands(named: object) -> str:
 def _last_line(result: subprocess.CompletedProcess[str]) -> str:
     text = (result.stderr or "").strip() or (result.stdout or "").strip()
     return text.splitlines()[-1] if text else "no output"
+
+
+def doctor(place: Place) -> list[Finding]:
+    return []  # agy keeps its plugins to itself: `agy plugin list` shows ours
 
 
 # ---- background jobs --------------------------------------------------------------------------

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from gitstate.agents.jobs import JobAdapter
     from gitstate.agents.settings_file import Ledger
 
+    # What an agent's doctor() found: (ok|warn|fail, what, the hint or None).
+    Finding = tuple[str, str, str | None]
+
     class Place(Protocol):
         """Where an install happens: the project, the user's home, our ledger of what we made."""
 
@@ -40,7 +43,11 @@ if TYPE_CHECKING:
 
         NAME: str  # what `--agent` takes and the hook commands pass: "claude"
         SESSION_KEY: str  # the payload field naming the conversation or session
-        PROJECT_ENV: str  # the variable the CLI sets to the project directory in a hook
+
+        @property
+        def PROJECT_ENV(self) -> str | None:  # a module constant in the hook modules
+            """The variable the CLI sets to the project directory in a hook (None: none)."""
+            ...
 
         # ---- the hook payload (docs/hooks.md) ------------------------------------------
 
@@ -113,4 +120,9 @@ if TYPE_CHECKING:
 
         def uninstall(self, place: Place, scope: str) -> list[str]:
             """Remove what install() added for `scope`, and nothing else."""
+            ...
+
+        def doctor(self, place: Place) -> list[Finding]:
+            """What `doctor` should say about this CLI's installed hooks (trust, switches);
+            nothing when there is nothing the tool can check for it."""
             ...

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from gitstate.agents.base import Place
+    from gitstate.agents.base import Finding, Place
     from gitstate.agents.jobs import Call, Outcome, Quota
 
 TITLE = "Claude Code"
@@ -96,6 +96,10 @@ def uninstall(place: Place, scope: str) -> list[str]:
     from gitstate.agents import settings
 
     return settings.uninstall(place.ledger, agent_dir(place, scope), TITLE)
+
+
+def doctor(place: Place) -> list[Finding]:
+    return []  # Claude Code runs the hooks in its settings: nothing to grant
 
 
 # ---- background jobs --------------------------------------------------------------------------

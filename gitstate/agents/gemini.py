@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from gitstate.agents.base import Place
+    from gitstate.agents.base import Finding, Place
 
 TITLE = "Gemini CLI"
 HOME_ENV = "GEMINI_CLI_HOME"  # the user directory is $GEMINI_CLI_HOME/.gemini when set
@@ -129,3 +129,7 @@ def _notes(data: dict[str, Any], path: Path, scope: str) -> list[str]:
     if scope == "project":
         notes.append("note: Gemini CLI runs a project's hooks only in a trusted folder")
     return notes
+
+
+def doctor(place: Place) -> list[Finding]:
+    return []  # install's notes say what Gemini CLI's switches and folder trust need

@@ -18,13 +18,13 @@ from gitstate.errors import Failure
 
 
 def install(
-    ledger: Ledger, base: Path, who: str, wanted: dict[str, Any]
+    ledger: Ledger, base: Path, who: str, wanted: dict[str, Any], file: str = "settings.json"
 ) -> tuple[list[str], dict[str, Any], Path]:
-    """Merge `wanted` ({event: [group]}) into base/settings.json and write the skill there.
+    """Merge `wanted` ({event: [group]}) into base/<file> and write the skill there.
 
     Returns the lines saying what was done, the settings as now written and their path (for
     the agent's own notes)."""
-    path = base / "settings.json"
+    path = base / file
     loaded = settings_file.load(path)
     data: dict[str, Any] = dict(loaded.data or {})
     hooks = _hooks_object(data, path)
@@ -60,9 +60,9 @@ def install(
     return lines, data, path
 
 
-def uninstall(ledger: Ledger, base: Path, who: str) -> list[str]:
-    """Remove our handlers from base/settings.json and our skill, then what we created."""
-    path = base / "settings.json"
+def uninstall(ledger: Ledger, base: Path, who: str, file: str = "settings.json") -> list[str]:
+    """Remove our handlers from base/<file> and our skill, then what we created."""
+    path = base / file
     lines = _remove_from_settings(ledger, path, who)
     lines += remove_skill(ledger, base / plugin.SKILL_PATH, who)
     ledger.remove_empty_dirs(base)

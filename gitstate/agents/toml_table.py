@@ -200,7 +200,10 @@ def _pruned(data: dict[str, Any], key: Key) -> dict[str, Any]:
 
     out = copy.deepcopy(data)
     for depth in range(len(key) - 1, 0, -1):
-        parent = _dig(out, key[: depth - 1]) if depth > 1 else out
+        try:
+            parent = _dig(out, key[: depth - 1]) if depth > 1 else out
+        except (KeyError, TypeError):
+            continue  # that parent is not there (a deeper key): nothing to prune at this depth
         if isinstance(parent, dict) and parent.get(key[depth - 1]) == {}:
             del parent[key[depth - 1]]
     return out

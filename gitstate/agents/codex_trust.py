@@ -1,0 +1,157 @@
+"""Codex's hook trust, as install writes it and doctor reads it (docs/agents.md, "Codex").
+
+Codex runs a non-managed hook only once it is trusted: the user's config.toml holds, per hook,
+`[hooks.state."<hooks file>:<event in snake case>:<group index>:<handler index>"]` with
+`trusted_hash = "sha256:<hex>"`, the hash of the handler as Codex normalises it (below). The
+entry counts only in the user's config.toml (`$CODEX_HOME/config.toml`), also for a project's
+`.codex/hooks.json`, and a changed command, matcher or timeout needs trust again. Verified
+against codex-cli 0.171.0 (its `app-server` `hooks/list` reported `trustStatus: "trusted"` for
+entries written this way); the formula is not documented, so doctor says how to grant trust by
+hand when the hash does not match.
+
+A project's own config layers (`.codex/hooks.json` among them) load only in a trusted project:
+`[projects."<abs path>"] trust_level = "trusted"` in the same file. That trusts everything the
+project's `.codex/` holds, not just our hooks: install never writes it, doctor says how.
+
+The edits go through toml_table.py (text-level, byte-identical removal). Not on the hook path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from gitstate.agents import plugin, settings_file, toml_table
+from gitstate.agents.settings_file import Ledger
+
+DEFAULT_TIMEOUT = 600  # seconds, when a handler names none (Codex's hooks/list shows 600)
+# Optional handler fields that enter the hash under their JSON name when set.
+OPTIONAL = ("statusMessage",)
+
+
+class Entry(NamedTuple):
+    key: str  # "<hooks file>:<event>:<group>:<handler>"
+    hash: str  # "sha256:<hex>"
+
+
+def snake(event: str) -> str:
+    """`SessionStart` -> `session_start`, as the trust key and the hash name events."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def handler_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> str:
+    """The hash Codex keeps for a trusted handler: sha256 of the sorted, compact JSON of the
+    normalised group (UTF-8 as it is, not ASCII escapes)."""
+    normal: dict[str, Any] = {
+        "type": handler.get("type", "command"),
+        "command": handler.get("command"),
+        "timeout": handler.get("timeout", DEFAULT_TIMEOUT),
+        "async": handler.get("async", False),
+    }
+    normal.update({name: handler[name] for name in OPTIONAL if name in handler})
+    group: dict[str, Any] = {"event_name": snake(event), "hooks": [normal]}
+    if matcher is not None:
+        group["matcher"] = matcher
+    text = json.dumps(group, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def ours(hooks_file: Path, data: dict[str, Any] | None) -> list[Entry]:
+    """The trust entry of every handler of ours in a hooks file's contents."""
+    return list(_ours(hooks_file, data or {}))
+
+
+def _ours(hooks_file: Path, data: dict[str, Any]) -> Iterator[Entry]:
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    for event, groups in hooks.items():
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            matcher = group.get("matcher") if isinstance(group, dict) else None
+            for h, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                if plugin.is_ours(handler):
+                    key = f"{hooks_file}:{snake(event)}:{g}:{h}"
+                    yield Entry(key, handler_hash(event, matcher, handler))
+
+
+def _table(entry: Entry) -> toml_table.Key:
+    return ("hooks", "state", entry.key)
+
+
+def read(config: Path) -> str:
+    """The config file's text ("" when there is none)."""
+    try:
+        return config.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise toml_table.Unparsable(f"cannot read {config}: {exc}") from None
+
+
+def grant(ledger: Ledger, config: Path, entries: list[Entry], who: str) -> list[str]:
+    """Write a trusted_hash for each entry into the user's config.toml."""
+    text = read(config)
+    new = text
+    for entry in entries:
+        new = toml_table.upsert(new, _table(entry), {"trusted_hash": entry.hash}, str(config))
+    if new == text:
+        return [f"{who}: {config} already trusts our hooks; unchanged"] if entries else []
+    created = not config.exists()
+    if created:
+        ledger.make_dirs(config.parent)
+    settings_file.write_atomic(config, new, _mode(config))
+    ledger.note_file(config, created, [])
+    return [f"{who}: trusted our {len(entries)} hooks in {config} ([hooks.state] trusted_hash)"]
+
+
+def revoke(ledger: Ledger, config: Path, entries: list[Entry], who: str) -> list[str]:
+    """Remove the trust entries of ours (those whose hash is still our handler's)."""
+    if not config.exists():
+        return []
+    text = read(config)
+    new = text
+    for entry in reversed(entries):  # undo the appends last first
+        found = toml_table.get(new, _table(entry), str(config))
+        if isinstance(found, dict) and found.get("trusted_hash") == entry.hash:
+            new = toml_table.remove(new, _table(entry), str(config))
+    if new == text:
+        return []
+    record = ledger.file(config)
+    if not new and record and record.get("created"):
+        config.unlink()
+        ledger.forget_file(config)
+        ledger.remove_empty_dirs(config.parent)
+        return [f"{who}: removed our hook trust and with it {config}, which we had created"]
+    settings_file.write_atomic(config, new, _mode(config))
+    return [f"{who}: removed our hook trust from {config}"]
+
+
+def trusted(config_text: str, entry: Entry, where: str) -> bool:
+    found = toml_table.get(config_text, _table(entry), where)
+    return (
+        isinstance(found, dict)
+        and found.get("trusted_hash") == entry.hash
+        and found.get("enabled", True) is not False
+    )
+
+
+def project_trusted(config_text: str, project: Path, where: str) -> bool:
+    found = toml_table.get(config_text, ("projects", str(project)), where)
+    return isinstance(found, dict) and found.get("trust_level") == "trusted"
+
+
+def project_trust_lines(project: Path) -> str:
+    """The lines that trust a project, for the user to add (never written by install)."""
+    return toml_table.render(("projects", str(project)), {"trust_level": "trusted"})
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return None
