@@ -6,10 +6,12 @@ warm-up runs are discarded). A row reports the median and the minimum of each si
 subprocesses, the median CPU time from wait4) and the ratio of the medians, which the verdict
 uses; the ratios of the minimums and of the CPU times are printed beside it.
 
-    python bench/bench.py              # full run (about 2.5 minutes on 2 cores)
-    python bench/bench.py --quick      # smoke run (~30 s): fewer repetitions, smaller fixtures
-    python bench/bench.py --only sync  # only these rows (repeatable): save hooks log githooks size sync
+    python bench/bench.py              # full run (about 6 minutes on 2 cores)
+    python bench/bench.py --quick      # smoke run (about 2 minutes): fewer pairs, smaller fixtures
+    python bench/bench.py --only hooks # only these rows (repeatable): save hooks log githooks size sync
 
+Every subprocess row runs the project as users install it: a wheel of this checkout in a fresh
+venv (bench/install.py), its console script for commands and `python -I -m gitstate` for hooks.
 Standard library plus the project's own dependencies. Every fixture lives in one temporary
 directory removed at the end; every subprocess runs with a sealed git environment.
 """
@@ -62,7 +64,7 @@ class Plan:
 
 
 FULL = Plan(reps=51, chain=20_000, snapshots=1_000, inproc_reps=300)
-QUICK = Plan(reps=11, chain=2_000, snapshots=200, inproc_reps=60)
+QUICK = Plan(reps=7, chain=2_000, snapshots=200, inproc_reps=60)
 
 
 # ---- a realistic STATE.md (~1.5 KB, English) ---------------------------------------------

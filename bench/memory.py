@@ -1,14 +1,16 @@
-"""Side-by-side benchmark of the brain's memory (issue 7): one Markdown table of ratios.
+"""Side-by-side benchmark of the brain's memory (issues 7 and 13): one Markdown table of ratios.
 
-Same conventions as bench/bench.py (whose helpers it uses): every row compares a subject with a
-baseline measured in the same run, interleaved, warm-up runs discarded; medians and minimums.
+Same conventions as bench/bench.py (whose helpers it uses): the subprocesses run from a wheel in
+a fresh venv (bench/install.py); every row compares a subject with a baseline measured in the
+same run, interleaved, warm-up runs discarded; medians and minimums.
 
-    python bench/memory.py            # full run: 10,000 session blocks
-    python bench/memory.py --quick    # smoke run: 2,000 blocks, fewer repetitions
+    python bench/memory.py --agent-brain PATH   # full run: 10,000 session blocks
+    python bench/memory.py --quick              # smoke run: 2,000 blocks, fewer repetitions
 
-Rows: indexing the session blocks into the FTS5 index (from the ref, as `memory index` does) vs
-inserting the same chunks into a plain SQLite table; a search (median query time in one process)
-vs a `LIKE` scan of the same chunks table; the `memory search` CLI vs a bare interpreter start.
+Rows: indexing in-process vs plain inserts; a search vs a `LIKE` scan; the `memory search` CLI vs
+a bare interpreter; a full rebuild's CPU vs Agent Brain's `index-memory.py rebuild` (PATH, not
+shipped: skipped without it) and both engines' recall and false cross-word hits; `memory
+import`; one add or session at 10,000 blocks vs at an empty brain; the brain on disk vs packed.
 """
 
 from __future__ import annotations

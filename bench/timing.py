@@ -1,6 +1,6 @@
 """How the benchmarks time things: one process or call, and two of them alternated.
 
-Every row of bench.py, jobs.py, memory.py and secrets.py compares a subject with a baseline
+Every row of bench.py, jobs.py, memory.py and secret_scan.py compares a subject with a baseline
 measured in the same run: `alternate` runs the two in turn, flipping the order every repetition
 (so drift and cache warmth fall on both sides alike) and discarding the first warm-up pairs.
 Standard library only.
