@@ -1,10 +1,12 @@
 """Agent hooks: an agent CLI's payload in, that agent's JSON shape out (docs/hooks.md).
 
 Runs on every agent turn, so it starts fast: this module imports neither click nor pygit2 (the
-stop guard loads pygit2 only when it must save), and reads STATE.md straight from disk, only as a
-regular file (storage/view.py:read_regular). It fails open: any internal error is logged under
+stop guard loads pygit2 only when it must save), nor pathlib, typing or gitstate.errors; it
+finds the repository with storage/hooklayout.py's str paths and reads STATE.md straight from
+disk, only as a regular file (storage/view.py:read_regular). What each event loads, and what it
+skips on a clean view, is in docs/hooks.md ("Start-up cost"). It fails open: any internal error is logged under
 the git dir, the agent is let through, the exit is 0. A repository git itself would refuse
-(its safe.directory owner check, storage/layout.py:owner_refusal) gets nothing at all. What
+(its safe.directory owner check, storage/hooklayout.py:owner_refusal) gets nothing at all. What
 inject says is framed as data (hooks/frame.py; docs/hooks.md, "What is injected").
 """
 
@@ -14,10 +16,10 @@ import json
 import os
 import sys
 
+import gitstate
 from gitstate import agents
-from gitstate.errors import EXIT_OK, EXIT_STOP_BLOCKED, UsageError
 from gitstate.storage import gitconfig, view
-from gitstate.storage.layout import Layout, discover, owner_refusal
+from gitstate.storage.hooklayout import brain_dir, discover, owner_refusal
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
 TYPE_CHECKING = False
@@ -25,6 +27,14 @@ if TYPE_CHECKING:  # `typing` itself is imported only by type checkers: ~3 ms pe
     from typing import Any, TextIO
 
     from gitstate.agents.base import AgentCLI
+    from gitstate.storage.hooklayout import HookLayout as Layout
+
+# gitstate.errors' codes (docs/exit-codes.md), not imported from there: its exception classes
+# cost every hook a module it never needs (tests/test_hook_fastpath.py ties the two).
+EXIT_OK = 0
+EXIT_STOP_BLOCKED = 2
+# What document/language.py:user_language reads besides agy.language (its LOCALE_VARIABLES).
+LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 
 EVENTS = ("inject", "stop-guard", "pre-compact")
 DEFAULT_BUDGET = 8192  # bytes of injected text, about 2k tokens
@@ -158,21 +168,28 @@ def parse_args(argv: list[str]) -> tuple[str, AgentCLI | None]:
     return event, agent
 
 
-def _usage(message: str) -> UsageError:
-    return UsageError(
-        message,
-        hint=f"git agy-state hook {'|'.join(EVENTS)} [--agent {'|'.join(agents.NAMES)}]",
-    )
+class _Misuse(Exception):
+    """A bad hook command line; run() turns it into errors.UsageError for the error map."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _usage(message: str) -> _Misuse:
+    return _Misuse(message)
 
 
 def run(argv: list[str], stdin: TextIO | None = None) -> int:
     """`git agy-state hook <event> [--agent A]`: never raises, never blocks on its own failure."""
     try:
         event, forced = parse_args(argv)
-    except UsageError as exc:
+    except _Misuse as exc:
         from gitstate import error_map  # the one error map; only a misuse pays for it
+        from gitstate.errors import UsageError
 
-        code, lines = error_map.text(exc)
+        hint = f"git agy-state hook {'|'.join(EVENTS)} [--agent {'|'.join(agents.NAMES)}]"
+        code, lines = error_map.text(UsageError(exc.message, hint=hint))
         sys.stderr.write("\n".join(lines) + "\n")
         return code
     payload = read_payload(stdin if stdin is not None else sys.stdin)
@@ -220,16 +237,16 @@ def extras_for(layout: Layout) -> list[str]:
     (active KnownIssue records), from the plain-text cache `decide`/`error` write
     (usecases/decisions/records.py:refresh_pitfalls; no pygit2 here)."""
     try:
-        data = view.read_regular(layout.common_agy_dir / "pitfalls.md", PITFALLS_LIMIT)
+        data = view.read_regular(os.path.join(layout.common_agy_dir, "pitfalls.md"), PITFALLS_LIMIT)
     except view.NotRegular:
         data = None
     pitfalls = data.decode("utf-8", "replace") if data else ""
     return [pitfalls] if pitfalls.strip() else []
 
 
-def _you(layout: Layout) -> str | None:
+def _you(configured: str | None) -> str | None:
     """Whom git would name as the author here (GIT_AUTHOR_EMAIL, else user.email)."""
-    you = os.environ.get("GIT_AUTHOR_EMAIL") or gitconfig.get(layout, "user.email")
+    you = os.environ.get("GIT_AUTHOR_EMAIL") or configured
     return you.strip() if you and you.strip() else None
 
 
@@ -300,14 +317,15 @@ def state_text(layout: Layout) -> str | None:
                 )
             )
             where = "show"
+    config = gitconfig.get_many(layout, ("user.email", "agy.injectBudget"))  # one pass
     if author is not None:
         _, _, email = frame.ident(author)
-        you = _you(layout)
+        you = _you(config["user.email"])
         if email and you and email.casefold() != you.casefold():
             sources.append(frame.source_line(lang, "other", you=frame.one_line(you)))
-    budget = gitconfig.get_int(layout, "agy.injectBudget", DEFAULT_BUDGET)
+    budget = gitconfig.as_int(config["agy.injectBudget"], DEFAULT_BUDGET)
     extras = extras_for(layout) if text is not None else []
-    return frame.state_frame(text, sources, extras, budget, where)
+    return frame.state_frame(text, sources, extras, budget, where, lang)
 
 
 def _inject(hook: Hook, layout: Layout | None) -> int:
@@ -329,6 +347,8 @@ def _inject(hook: Hook, layout: Layout | None) -> int:
 def _memory_core(hook: Hook, layout: Layout | None) -> str | None:
     """The brain's memory core (hooks/memory.py); a failure there never costs the state."""
     try:
+        if not _brain_exists():
+            return None  # most users have no brain: they do not load the memory modules
         from gitstate.hooks.memory import core_for
 
         return core_for(hook.agent, hook.payload, layout, hook.project_dir())
@@ -337,10 +357,20 @@ def _memory_core(hook: Hook, layout: Layout | None) -> str | None:
         return None
 
 
+def _brain_exists() -> bool:
+    """memory/storage/layout.py:BrainLayout().exists(), by its own path rules, with os.path."""
+    path = brain_dir()
+    return os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(
+        os.path.join(path, "objects")
+    )
+
+
 def pending_jobs(layout: Layout) -> list[str]:
     """Finished background jobs nobody has harvested yet, as `<id> (<state>)`; the stop guard
     blocks on them. The jobs slice's light scan (jobs/storage/probe.py: meta.json read
     directly, the jobs' one pending rule, no pygit2)."""
+    if not os.path.isdir(os.path.join(layout.common_agy_dir, "jobs")):
+        return []  # no job ever ran here (probe.root): the jobs slice stays unloaded
     from gitstate.jobs.storage import probe  # here: only the stop guard asks, not inject
 
     return probe.waiting(layout)
@@ -365,27 +395,62 @@ def _stop_guard(hook: Hook, layout: Layout) -> int:
 
 
 def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
-    """Why the agent may not stop yet, judging STATE.md; saves a valid view with unsaved edits."""
+    """Why the agent may not stop yet, judging STATE.md; saves a valid view with unsaved edits.
+
+    A clean view whose bytes this version already found valid, for the same language settings,
+    is not validated again (the mark, storage/view.py:valid_mark; docs/hooks.md, "Start-up
+    cost"): then, with no `[>]` anywhere in it, no document module loads at all."""
+    configured = gitconfig.get(layout, "agy.language")
+    clean = view.status(layout, data) == "clean"
+    mark = _valid_mark(data, configured)
+    if not (clean and view.read_valid_mark(layout) == mark):
+        refusal = _judge(hook, layout, data, configured)
+        if refusal:
+            return refusal
+        view.write_valid_mark(layout, mark)
+        if not clean:
+            refusal = _save_if_dirty(hook, layout, data)
+            if refusal:
+                return refusal
+    if b"[>]" not in data:
+        return None  # a step in progress is a `- [>] ` line: none can be there
+    return _step_reason(data, configured)
+
+
+def _valid_mark(data: bytes, configured: str | None) -> str:
+    """What a validation's verdict depends on: the bytes, the rules (this version) and the
+    user's language (a tie in detecting the document's language goes to it)."""
+    settings = [configured or "", *(os.environ.get(name) or "" for name in LOCALE_VARIABLES)]
+    return " ".join([view.blob_id(data), gitstate.__version__, repr(settings)])
+
+
+def _judge(hook: Hook, layout: Layout, data: bytes, configured: str | None) -> str | None:
+    """The problem list when STATE.md is invalid, in the user's language; None when valid."""
     from gitstate.document.language import counted, user_language
-    from gitstate.document.model import parse, parse_item
     from gitstate.document.validate import check_bytes
 
     # In the user's language, whatever the sheet's (docs/format.md, "Language").
-    user = user_language(gitconfig.get(layout, "agy.language"), os.environ)
+    user = user_language(configured, os.environ)
     report = check_bytes(data, user)
-    if not report.valid:
-        from gitstate import error_map  # its problem list; only an invalid sheet needs it
+    if report.valid:
+        return None
+    from gitstate import error_map  # its problem list; only an invalid sheet needs it
 
-        count = len(report.errors)
-        lines = [
-            INVALID_MESSAGES[user.code].format(count=count, problems=counted(count, "problem")),
-            *error_map.problem_lines(report.errors, indent=""),
-        ]
-        return "\n".join(lines)
+    count = len(report.errors)
+    lines = [
+        INVALID_MESSAGES[user.code].format(count=count, problems=counted(count, "problem")),
+        *error_map.problem_lines(report.errors, indent=""),
+    ]
+    return "\n".join(lines)
+
+
+def _step_reason(data: bytes, configured: str | None) -> str | None:
+    """The step in progress of a valid STATE.md, as the reason not to stop yet."""
+    from gitstate.document.language import user_language
+    from gitstate.document.model import parse, parse_item
+
+    user = user_language(configured, os.environ)
     doc = parse(data.decode("utf-8"))
-    refusal = _save_if_dirty(hook, layout, data)
-    if refusal:
-        return refusal
     for number, line in enumerate(doc.steps(), start=1):
         item = parse_item(line)
         if item is not None and item.marker == ">":
@@ -403,7 +468,7 @@ def _save_if_dirty(hook: Hook, layout: Layout, data: bytes) -> str | None:
     from gitstate.usecases.workspace import Workspace
 
     try:  # the layout run() found (and checked): no second discovery
-        state.save(Workspace(layout), session=hook.session, origin=hook.event)
+        state.save(Workspace.for_hook(layout.to_layout()), session=hook.session, origin=hook.event)
     except (SecretFound, WorkAtRisk) as exc:
         # The agent can fix these; an internal error, by contrast, fails open.
         return f"STATE.md could not be saved: {exc.message}" + (
@@ -414,7 +479,9 @@ def _save_if_dirty(hook: Hook, layout: Layout, data: bytes) -> str | None:
 
 def _pre_compact(hook: Hook, layout: Layout) -> int:
     data = _read_view(layout)
-    if data is not None:
+    # A clean view has nothing to save, valid or not: it is not validated (Gemini CLI calls
+    # this before every model call).
+    if data is not None and view.status(layout, data) != "clean":
         from gitstate.document.validate import check_bytes
 
         if check_bytes(data).valid:

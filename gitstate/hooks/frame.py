@@ -281,22 +281,44 @@ def language_of(text: str) -> str:
     """The state's language code, as the document model reads it (document/language.py:detect
     from the title and the `## ` headings); a text of no language is read as English."""
     from gitstate.document import language as lang_mod
-    from gitstate.document.model import outline
 
-    out = outline(text)
-    title = out.title.text if out.title else None
-    found = lang_mod.detect(title, [s.name for s in out.sections], prefer=lang_mod.EN)
+    title, names = headings_of(text)
+    found = lang_mod.detect(title, names, prefer=lang_mod.EN)
     return str(found.code)
 
 
+def headings_of(text: str) -> tuple[str | None, list[str]]:
+    """The title line and the `## ` heading names, cut as document/model.py:outline cuts them
+    (one leading BOM dropped, lines split at `\r?\n` and right-stripped, the first `# ` line
+    the title, `^## (.+)$` a heading), without loading the document model: inject needs only
+    these for the language."""
+    title: str | None = None
+    names: list[str] = []
+    # Splitting at "\n" alone is enough: the "\r" of a "\r\n" goes with rstrip().
+    for raw in text.removeprefix("\ufeff").split("\n"):
+        line = raw.rstrip()
+        if title is None and line.startswith("# "):
+            title = line
+        elif line.startswith("## "):
+            names.append(line[3:].strip())
+    return title, names
+
+
 def state_frame(
-    state: str | None, sources: Sequence[str], extras: Sequence[str], budget: int, where: str
+    state: str | None,
+    sources: Sequence[str],
+    extras: Sequence[str],
+    budget: int,
+    where: str,
+    language: str | None = None,
 ) -> str:
     """The framed state within `budget` bytes (at least MIN_BUDGET): begin marker, source
     lines, header, the state cut to fit, the extras (known pitfalls) that still fit, end
-    marker. With no state (not readable, no snapshot either) only the sources are framed."""
+    marker. With no state (not readable, no snapshot either) only the sources are framed.
+    `language`: the state's (language_of), when the caller has it already."""
     budget = max(budget, MIN_BUDGET)
-    language = language_of(state) if state is not None else "en"
+    if language is None:
+        language = language_of(state) if state is not None else "en"
     head = BEGIN + "\n" + "".join(clean(one_line(s, 600)) + "\n" for s in sources)
     if state is None:
         return head + END + "\n"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gitstate.agents.base import AgentCLI
-    from gitstate.storage.layout import Layout
+    from gitstate.storage.hooklayout import AnyLayout as Layout
 
 REMEMBERED = 500  # agy conversation ids kept in the brain's `injected` file
 

@@ -8,25 +8,84 @@ Not a full git-config parser (no includes, no continuation lines): callers only 
 from __future__ import annotations
 
 import os
-import re
-from pathlib import Path
 
-from gitstate.storage.layout import Layout
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitstate.storage.hooklayout import AnyLayout as Layout
 
-_SECTION_RE = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
-_ENTRY_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
+# The characters of a section name and of a key (ASCII only, as git's).
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_KEY_CHARS = _LETTERS | frozenset("0123456789-")
 
 
-def _files(layout: Layout | None) -> list[Path]:
+def _files(layout: Layout | None) -> list[str]:
     """Lowest priority first, as git reads them (system config is not read)."""
-    home = Path(os.environ.get("HOME", "~")).expanduser()
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    found = [xdg / "git" / "config"]
+    home = os.path.expanduser(os.environ.get("HOME", "~"))
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    found = [os.path.join(xdg, "git", "config")]
     global_file = os.environ.get("GIT_CONFIG_GLOBAL")
-    found.append(Path(global_file) if global_file else home / ".gitconfig")
+    found.append(global_file if global_file else os.path.join(home, ".gitconfig"))
     if layout is not None:
-        found.append(layout.commondir / "config")
+        found.append(os.path.join(layout.commondir, "config"))
     return found
+
+
+# Hand-written, not regular expressions: compiling two patterns cost every agent hook more than
+# reading the files. The grammar is the one these patterns had (tests/test_gitconfig.py):
+#   header  ^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$
+#   entry   ^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$
+
+
+def _header(line: str) -> tuple[str, str, str] | None:
+    """(section, subsection as written, the rest of the line) of a `[section]` or
+    `[section "sub"]` line; None when the line is no header."""
+    text = line.lstrip()
+    if not text.startswith("["):
+        return None
+    end = len(text)
+    at = len(text) - len(text[1:].lstrip())
+    start = at
+    while at < end and text[at] in _NAME_CHARS:
+        at += 1
+    if at == start:
+        return None
+    name = text[start:at]
+    after = len(text) - len(text[at:].lstrip())
+    sub = ""
+    if after < end and text[after] == '"' and after > at:
+        at = after + 1
+        begin = at
+        while at < end and text[at] != '"':
+            if text[at] == "\\":
+                if at + 1 == end:
+                    return None  # a lone backslash escapes nothing
+                at += 1
+            at += 1
+        if at == end:
+            return None  # no closing quote
+        sub = text[begin:at]
+        after = len(text) - len(text[at + 1 :].lstrip())
+    if after == end or text[after] != "]":
+        return None
+    return name, sub, text[after + 1 :].lstrip()
+
+
+def _entry(line: str) -> tuple[str, str | None] | None:
+    """(key, raw value or None for a bare key) of a `key = value` line; None when it is none."""
+    text = line.lstrip()
+    if not text or text[0] not in _LETTERS:
+        return None
+    at = 1
+    while at < len(text) and text[at] in _KEY_CHARS:
+        at += 1
+    key, rest = text[:at], text[at:].lstrip()
+    if not rest:
+        return key, None
+    if rest[0] != "=":
+        return None
+    return key, rest[1:].lstrip()
 
 
 def _value(raw: str) -> str:
@@ -51,12 +110,21 @@ def _value(raw: str) -> str:
 
 def get(layout: Layout | None, key: str) -> str | None:
     """The last value of `section.key` (or `section.sub.key`) across the config files."""
-    section, _, name = key.rpartition(".")
-    want_section, _, want_sub = section.partition(".")
-    result: str | None = None
+    return get_many(layout, (key,))[key]
+
+
+def get_many(layout: Layout | None, keys: tuple[str, ...]) -> dict[str, str | None]:
+    """`get` of several keys in one pass over the files (a hook reads two or three)."""
+    wanted: dict[tuple[str, str, str], str] = {}
+    for key in keys:
+        section, _, name = key.rpartition(".")
+        want_section, _, want_sub = section.partition(".")
+        wanted[(want_section.lower(), want_sub, name.lower())] = key
+    result: dict[str, str | None] = dict.fromkeys(keys)
     for path in _files(layout):
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
         except OSError:
             continue
         current: tuple[str, str] | None = None
@@ -64,27 +132,30 @@ def get(layout: Layout | None, key: str) -> str | None:
             stripped = line.strip()
             if not stripped or stripped[0] in "#;":
                 continue
-            header = _SECTION_RE.match(line)
+            header = _header(line)
             if header:
-                current = (header.group(1).lower(), header.group(2) or "")
-                rest = header.group(3)
-                if not rest:
+                current = (header[0].lower(), header[1])
+                line = header[2]
+                if not line:
                     continue
-                line = rest
-            entry = _ENTRY_RE.match(line)
+            entry = _entry(line)
             if entry is None or current is None:
                 continue
-            if current != (want_section.lower(), want_sub):
-                continue
-            if entry.group(1).lower() == name.lower():
-                result = "true" if entry.group(2) is None else _value(entry.group(2))
+            asked = wanted.get((*current, entry[0].lower()))
+            if asked is not None:
+                result[asked] = "true" if entry[1] is None else _value(entry[1])
     return result
 
 
 def get_int(layout: Layout | None, key: str, default: int) -> int:
-    value = get(layout, key)
-    if value is None:
+    return as_int(get(layout, key), default)
+
+
+def as_int(raw: str | None, default: int) -> int:
+    """A config value as git's integers (a k, m or g suffix multiplies); `default` if none."""
+    if raw is None:
         return default
+    value = raw
     multiplier = 1
     suffix = value[-1:].lower()
     if suffix in ("k", "m", "g"):

@@ -3,7 +3,8 @@
 The view record (`<gitdir>/agy/view`) remembers which snapshot was last written to the view, the
 git blob id of the bytes written, and that snapshot's author, so "clean or dirty" and "who wrote
 it" need no pygit2 (hooks read this). Standard library only, and nothing heavier than `os` at
-import: the agent hooks import this on every turn. The view is written before its record: a
+import (no pathlib: paths are joined with os.path, so the hooks' str layout and storage's
+pathlib Layout both work; storage/hooklayout.py): the agent hooks import this on every turn. The view is written before its record: a
 crash in between leaves a view that reads as dirty but equals the tip, which the next save
 recognises; never the reverse.
 
@@ -18,10 +19,6 @@ import errno
 import os
 import stat
 import time
-from collections import namedtuple
-from pathlib import Path
-
-from gitstate.storage.layout import Layout
 
 TMP_PREFIX = ".STATE.md.agy-"
 LIMIT = 1024 * 1024  # = document.model.MAX_BYTES (not imported: the hooks load no parser)
@@ -31,22 +28,37 @@ LIMIT = 1024 * 1024  # = document.model.MAX_BYTES (not imported: the hooks load 
 # the stop guard reads the record on every agent stop (see storage/layout.py).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NamedTuple
+    from pathlib import Path
 
     from gitstate.errors import InvalidDocument
-
-    class _RecordFields(NamedTuple):
-        ref: str  # the chain the view belongs to
-        snapshot: str  # commit id last written to the view
-        blob: str  # git blob id of the bytes written
-        author: str | None = None  # that snapshot's author, as git stores it: `Name <e> T +0000`
-
-else:
-    _RecordFields = namedtuple("_RecordFields", "ref snapshot blob author", defaults=(None,))
+    from gitstate.storage.hooklayout import AnyLayout as Layout
 
 
-class Record(_RecordFields):
-    __slots__ = ()
+class Record:
+    """What the view was last written from (a plain class, not a namedtuple: building one at
+    import costs each hook a tenth of a millisecond)."""
+
+    __slots__ = ("author", "blob", "ref", "snapshot")
+
+    def __init__(self, ref: str, snapshot: str, blob: str, author: str | None = None) -> None:
+        self.ref = ref  # the chain the view belongs to
+        self.snapshot = snapshot  # commit id last written to the view
+        self.blob = blob  # git blob id of the bytes written
+        self.author = author  # that snapshot's author, as git stores it: `Name <e> T +0000`
+
+    def _key(self) -> tuple[str, str, str, str | None]:
+        return (self.ref, self.snapshot, self.blob, self.author)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "Record(ref={!r}, snapshot={!r}, blob={!r}, author={!r})".format(*self._key())
 
 
 class NotRegular(Exception):
@@ -176,8 +188,8 @@ def size(layout: Layout) -> int | None:
         return None
 
 
-def _record_path(layout: Layout) -> Path:
-    return layout.agy_dir / "view"
+def _record_path(layout: Layout) -> str:
+    return os.path.join(layout.agy_dir, "view")
 
 
 def read_record(layout: Layout) -> Record | None:
@@ -199,10 +211,38 @@ def read_record(layout: Layout) -> Record | None:
     return Record(ref, snapshot, blob, author)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+# ---- the valid mark: view bytes the stop guard already found valid ------------------------
+
+
+def _mark_path(layout: Layout) -> str:
+    return os.path.join(layout.agy_dir, "view-valid")
+
+
+def read_valid_mark(layout: Layout) -> str | None:
+    """The mark the stop guard left when it last found the view valid (hooks/agent.py:
+    _valid_mark: the bytes' blob id, the version, the language settings), or None."""
+    try:
+        data = read_regular(_mark_path(layout), 4096)
+        return data.decode() if data is not None else None
+    except (NotRegular, UnicodeDecodeError):
+        return None
+
+
+def write_valid_mark(layout: Layout, mark: str) -> None:
+    """Remember `mark` (best effort: a read-only git dir only costs the next stop a check)."""
+    if read_valid_mark(layout) == mark:
+        return
+    try:
+        write_atomic(_mark_path(layout), mark.encode())
+    except OSError:
+        return
+
+
+def write_atomic(path: Path | str, data: bytes) -> None:
     """Replace `path` with `data` in one rename; a reader sees the old bytes or the new."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}.tmp")
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}.tmp")
     try:
         with open(tmp, "wb") as handle:
             handle.write(data)
@@ -211,8 +251,15 @@ def write_atomic(path: Path, data: bytes) -> None:
         except IsADirectoryError:  # name what is in the way, not our temporary file
             raise IsADirectoryError(errno.EISDIR, "it is a directory", str(path)) from None
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _unlink(tmp)
         raise
+
+
+def _unlink(path: Path | str) -> None:
+    try:  # noqa: SIM105 (contextlib is not loaded by the hooks, and costs them ~0.8 ms)
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def check_record_writable(layout: Layout) -> None:
@@ -245,7 +292,7 @@ def _one_line(text: str) -> str:
 
 
 def drop_record(layout: Layout) -> None:
-    _record_path(layout).unlink(missing_ok=True)
+    _unlink(_record_path(layout))
 
 
 def write(layout: Layout, data: bytes, snapshot: str, author: str | None = None) -> None:
@@ -264,7 +311,7 @@ def write(layout: Layout, data: bytes, snapshot: str, author: str | None = None)
 def remove(layout: Layout) -> None:
     path = layout.view_path
     if path is not None:
-        path.unlink(missing_ok=True)
+        _unlink(path)
     drop_record(layout)
 
 
@@ -272,15 +319,21 @@ def clean_stale_tmp(layout: Layout) -> None:
     """Remove temp files a killed writer left (called under the work tree's lock)."""
     if layout.workdir is None:
         return
-    for leftover in layout.workdir.glob(TMP_PREFIX + "*.tmp"):
-        leftover.unlink(missing_ok=True)
+    try:
+        names = os.listdir(layout.workdir)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(TMP_PREFIX) and name.endswith(".tmp"):
+            _unlink(os.path.join(layout.workdir, name))
 
 
 def keep_overwritten(layout: Layout, data: bytes) -> Path:
     """Save view bytes about to be overwritten where the user can find them; returns the path."""
-    folder = layout.agy_dir / "overwritten"
+    from pathlib import Path  # only a save that keeps the user's text pays for pathlib
+
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    path = folder / f"STATE-{stamp}-{blob_id(data)[:8]}.md"
+    path = Path(layout.agy_dir, "overwritten", f"STATE-{stamp}-{blob_id(data)[:8]}.md")
     write_atomic(path, data)
     return path
 
@@ -320,7 +373,7 @@ def _loose_object(layout: Layout, oid: str, limit: int) -> bytes | None:
     """The start (at most `limit` bytes) of a loose commit's body, or None."""
     if len(oid) not in (40, 64) or not all(c in "0123456789abcdef" for c in oid):
         return None
-    path = layout.commondir / "objects" / oid[:2] / oid[2:]
+    path = os.path.join(layout.commondir, "objects", oid[:2], oid[2:])
     try:
         with open(path, "rb") as handle:
             raw = handle.read(limit)
@@ -360,7 +413,7 @@ def _git_cat(layout: Layout, kind: str, rev: str) -> bytes | None:
 def ref_tip(layout: Layout, ref: str) -> str | None:
     """The commit a ref names: its loose file, else packed-refs (read only up to 1 MiB)."""
     try:
-        with open(layout.commondir / ref, "rb") as handle:
+        with open(os.path.join(layout.commondir, ref), "rb") as handle:
             value = handle.read(200).decode("ascii", "replace").strip()
         return value if _is_oid(value) else None
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
@@ -368,7 +421,7 @@ def ref_tip(layout: Layout, ref: str) -> str | None:
     except OSError:
         return None
     try:
-        with open(layout.commondir / "packed-refs", "rb") as handle:
+        with open(os.path.join(layout.commondir, "packed-refs"), "rb") as handle:
             packed = handle.read(1 << 20)
     except OSError:
         return None

@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from gitstate.storage.layout import Layout
+    from gitstate.storage.hooklayout import AnyLayout as Layout
 
 JOB_ID_RE = re.compile(r"^j-\d{8}-\d{6}-[a-z0-9]{4}$")
 META_LIMIT = 1024 * 1024  # a job's meta.json is a few hundred bytes
@@ -29,13 +29,20 @@ META_LIMIT = 1024 * 1024  # a job's meta.json is a few hundred bytes
 
 def root(layout: Layout) -> Path:
     """`<commondir>/agy/jobs`: one folder per job, named by its id."""
-    return layout.common_agy_dir / "jobs"
+    from pathlib import Path  # the stop guard's scan below goes by os.path (_root)
+
+    return Path(_root(layout))
+
+
+def _root(layout: Layout) -> str:
+    # os.path: the stop guard's layout is str (storage/hooklayout.py), and pathlib costs it ~5 ms.
+    return os.path.join(layout.common_agy_dir, "jobs")
 
 
 def job_names(layout: Layout) -> list[str]:
     """The names of the job folders (those shaped as a job id), sorted; [] with none."""
     try:
-        names = os.listdir(root(layout))
+        names = os.listdir(_root(layout))
     except OSError:
         return []
     return sorted(name for name in names if JOB_ID_RE.match(name))
@@ -63,15 +70,15 @@ def waiting(layout: Layout) -> list[str]:
     (jobs/document/pending.py). Each meta.json is read only as a regular file, bounded and never
     blocking (storage/view.py:read_regular); the supervisor lock is probed only for an active
     job. What cannot be read is left out."""
-    folder = root(layout)
+    folder = _root(layout)
     found = []
     for name in job_names(layout):
         try:
-            data = view.read_regular(folder / name / "meta.json", META_LIMIT)
+            data = view.read_regular(os.path.join(folder, name, "meta.json"), META_LIMIT)
             meta = json.loads(data) if data is not None else None
         except (view.NotRegular, ValueError, RecursionError):
             continue
-        lock = folder / name / "supervisor.lock"
+        lock = os.path.join(folder, name, "supervisor.lock")
         state = pending_state(meta, lambda lock=lock: lock_held(lock))  # type: ignore[misc]
         if state is not None:
             found.append(f"{name} ({state})")

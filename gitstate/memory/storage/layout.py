@@ -1,13 +1,15 @@
 """Where the brain lives: the bare repository, its ref, and our files inside its git dir.
 
-Standard library only (no pygit2, no `typing` at run time): the agent hook finds the brain and
-its plain-text cache through this module on every session start.
+Standard library only (no pygit2, no `typing` at run time, pathlib only once a brain is
+there): the agent hook finds the brain and its plain-text cache through this module on every
+session start; whether there is a brain at all it asks storage/hooklayout.py:brain_dir.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+from gitstate.storage.hooklayout import brain_dir
 
 MEMORY_REF = "refs/agy/memory"
 REMOTE_KEY = "agy.memoryRemote"
@@ -19,17 +21,16 @@ INJECT_MODES = ("core", "off")
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from gitstate.storage.layout import Layout
+    from pathlib import Path
+
+    from gitstate.storage.hooklayout import AnyLayout as Layout
 
 
 def brain_path() -> Path:
     """`AGY_BRAIN`, else `${XDG_DATA_HOME:-~/.local/share}/agy-state/brain.git`."""
-    given = os.environ.get("AGY_BRAIN")
-    if given:
-        return Path(given).expanduser().absolute()
-    data = os.environ.get("XDG_DATA_HOME")
-    base = Path(data) if data else Path(os.environ.get("HOME", "~")).expanduser() / ".local/share"
-    return (base / "agy-state" / "brain.git").absolute()
+    from pathlib import Path
+
+    return Path(brain_dir())
 
 
 class BrainLayout:
@@ -69,7 +70,9 @@ class BrainLayout:
 
     def exists(self) -> bool:
         """A git dir is there (HEAD and objects): `memory init` or a write made it."""
-        return (self.path / "HEAD").is_file() and (self.path / "objects").is_dir()
+        return os.path.isfile(os.path.join(self.path, "HEAD")) and os.path.isdir(
+            os.path.join(self.path, "objects")
+        )
 
 
 def inject_settings(layout: Layout | None) -> tuple[str, int]:
@@ -88,9 +91,11 @@ def work_tree_name(layout: Layout | None, fallback: str | Path | None = None) ->
     """The project's name: the main work tree's folder (a linked worktree, e.g. a job's, belongs
     to the same project), else the folder of `fallback` (or the current directory)."""
     if layout is not None:
-        common = layout.commondir
-        if common.name == ".git" and layout.worktree is not None:
-            return common.parent.name
+        common = os.fspath(layout.commondir)
+        if os.path.basename(common) == ".git" and layout.worktree is not None:
+            return os.path.basename(os.path.dirname(common))
         if layout.workdir is not None:
-            return layout.workdir.name
+            return os.path.basename(os.fspath(layout.workdir))
+    from pathlib import Path
+
     return Path(fallback if fallback is not None else os.getcwd()).absolute().name
