@@ -1,21 +1,26 @@
 """Benchmark of the background-job runtime: queue throughput and hand-off, as ratios.
 
-Same conventions as bench/bench.py: every row compares the subject with a baseline measured in
-the same run (interleaved, the order flipping each repetition), prints medians and minimums,
-and one Markdown table goes to stdout (progress to stderr).
+Same conventions as bench/bench.py: a wheel of the checkout installed into a fresh venv
+(bench/install.py), every row compared with a baseline measured in the same run (interleaved,
+the order flipping each repetition), medians and minimums, one Markdown table on stdout
+(progress on stderr).
 
-    python bench/jobs.py            # full run: 30 jobs, 3 slots, 3 pairs (about a minute)
-    python bench/jobs.py --quick    # smoke run: 9 jobs, 1 pair
+    python bench/jobs.py                     # full run: 30 jobs, 3 slots, 3 pairs
+    python bench/jobs.py --quick             # smoke run: 9 jobs, 1 pair
+    python bench/jobs.py --before REV        # also the per-job cost of REV, side by side
 
-The agent is a fake that answers at once (one result line; a Python start with -S -I). The
-baselines run that same agent with no runtime around it: a bare pool of 3 threads (throughput)
-and a bare loop (hand-off), so the ratios show what the runtime adds per job.
+The measuring runs inside the installed venv (this script again, `--inner`): jobs are
+submitted in-process with that install's `job run` use case, so its supervisors start as a
+user's do. The agent is a fake that answers at once (one result line; a Python start with
+-S -I). The baselines run that same agent with no runtime around it: a bare pool of 3 threads
+(throughput) and a bare loop (hand-off), so the ratios show what the runtime adds per job.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import platform
 import statistics
@@ -24,18 +29,20 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import pygit2
+from install import CHECKOUT, Install, build
 from timing import alternate
 
 import bench
-from gitstate.jobs.usecases import control, submit
-from gitstate.storage.layout import Layout, discover
+from bench import Row, table
 
-CLI = [sys.executable, "-m", "gitstate"]
 SLOTS = 3
+THROUGHPUT_TARGET = 1.8  # × the ideal (issue 13)
+PER_JOB_TARGET = 0.5  # × the per-job cost of --before REV, measured side by side
 
 AGENT = """\
 import json, os, sys, time
@@ -71,12 +78,13 @@ def progress(text: str) -> None:
     print(f"[bench] {text}", file=sys.stderr, flush=True)
 
 
-# ---- environment ------------------------------------------------------------------------
+# ---- inside the installed venv ---------------------------------------------------------
 
 
-def sealed_env(root: Path) -> dict[str, str]:
-    """bench.py's sealed environment, plus the fake agent first on PATH (this process too)."""
-    env = bench.sealed_env(root)
+def sealed_env(root: Path, inst: Install) -> dict[str, str]:
+    """bench.py's sealed environment for this install, plus the fake agent first on PATH (this
+    process too: the in-process use cases and the supervisors they spawn)."""
+    env = inst.environ(bench.sealed_env(root))
     bin_dir = root / "bin"
     bin_dir.mkdir()
     (root / "agent.py").write_text(AGENT)
@@ -86,11 +94,13 @@ def sealed_env(root: Path) -> dict[str, str]:
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     env["BENCH_AGENT_LOG"] = str(root / "agent.log")
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    bench.seal_this_process(env, root)  # the in-process use cases and the supervisors they spawn
+    bench.seal_this_process(env, root)
     return env
 
 
-def new_repo(root: Path, name: str, slots: int) -> Layout:
+def new_repo(root: Path, name: str, slots: int) -> Any:
+    from gitstate.storage.layout import discover
+
     path = root / name
     path.mkdir()
     for args in (
@@ -102,6 +112,14 @@ def new_repo(root: Path, name: str, slots: int) -> Layout:
     layout = discover(path)
     assert layout is not None
     return layout
+
+
+def seed(worktree: Path, ops: Any, message: str) -> None:
+    """The seeder `job run` is handed (as the CLI's): the state core's patch."""
+    from gitstate.usecases.state import patch as patch_uc
+    from gitstate.usecases.workspace import Workspace
+
+    patch_uc.patch(Workspace.open(worktree), ops, message=message)
 
 
 def agent_argv() -> list[str]:
@@ -125,9 +143,6 @@ def handoffs(log: list[tuple[str, float, int]]) -> list[float]:
     return [start - end for start, end in zip(starts[1:], ends[:-1], strict=True)]
 
 
-# ---- subjects and baselines -------------------------------------------------------------
-
-
 class Runs:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -137,13 +152,15 @@ class Runs:
 
     def runtime(self, jobs: int, slots: int) -> tuple[float, list[tuple[str, float, int]]]:
         """Submit `jobs` jobs (in-process `job run`), wait for all; wall from first submit."""
+        from gitstate.jobs.usecases import control, submit
+
         self.count += 1
         layout = new_repo(self.root, f"repo-{self.count}", slots)
         began = time.perf_counter()
         ids = []
         for n in range(jobs):
             t = time.perf_counter()
-            ids.append(submit.run(layout, f"job {n}").meta["id"])
+            ids.append(submit.run(layout, f"job {n}", seed=seed).meta["id"])
             self.submit_times.append(time.perf_counter() - t)
         watched = control.watch(layout, ids, interval=60.0, timeout=600.0)
         wall = time.perf_counter() - began
@@ -187,49 +204,13 @@ def _seconds(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
 
 
-# ---- report -----------------------------------------------------------------------------
+def cli_samples(root: Path, inst: Install, env: dict[str, str], reps: int) -> dict[str, Any]:
+    """`git agy-state job run` as a user calls it vs `python -c "import pygit2"`, both from
+    the installed venv."""
+    from gitstate.jobs.usecases import control
 
-
-@dataclass(frozen=True)
-class Row:
-    measure: str
-    subject: str
-    baseline: str
-    ratio: float | None
-    min_ratio: float | None = None
-    info: bool = False
-
-    def cells(self) -> list[str]:
-        ratio = "—" if self.ratio is None else f"{self.ratio:.2f}×"
-        if self.min_ratio is not None:
-            ratio += f" (mins {self.min_ratio:.2f}×)"
-        measure = f"(info) {self.measure}" if self.info else self.measure
-        return [
-            measure,
-            self.subject,
-            self.baseline,
-            ratio,
-            "—",
-            "info" if self.info else "reported",
-        ]
-
-
-def ms(values: list[float]) -> str:
-    return f"{statistics.median(values) * 1e3:.1f} ms (min {min(values) * 1e3:.1f})"
-
-
-def table(rows: list[Row]) -> str:
-    header = ["measure", "subject", "baseline", "ratio", "target", "verdict"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def cli_run_rows(root: Path, env: dict[str, str], reps: int) -> Row:
-    """`git agy-state job run` as a user calls it vs `python -c "import pygit2"`."""
     layout = new_repo(root, "repo-cli", 1)
     cwd = layout.workdir
-    assert cwd is not None
     calls = itertools.count()
 
     def timed(argv: list[str]) -> float:
@@ -238,34 +219,24 @@ def cli_run_rows(root: Path, env: dict[str, str], reps: int) -> Row:
         return time.perf_counter() - t
 
     ours, base = alternate(
-        lambda: timed([sys.executable, "-c", "import pygit2"]),
-        lambda: timed([*CLI, "job", "run", "--text", f"cli {next(calls)}"]),
+        lambda: timed([str(inst.python), "-c", "import pygit2"]),
+        lambda: timed([*inst.cli, "job", "run", "--text", f"cli {next(calls)}"]),
         reps,
     )
     ids = [m["id"] for m in control.list_jobs(layout)]
     control.watch(layout, ids, interval=60.0, timeout=600.0)
     agent_log()
-    return Row(
-        "`job run` CLI call (returns before the job starts)",
-        ms(ours),
-        '`python -c "import pygit2"`: ' + ms(base),
-        statistics.median(ours) / statistics.median(base),
-        min(ours) / min(base),
-        info=True,
-    )
+    return {"cli": ours, "pygit2": base}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: fewer, smaller rows")
-    args = parser.parse_args(argv)
-    plan = QUICK if args.quick else FULL
-    began = time.perf_counter()
+def inner(plan: Plan, out: Path) -> int:
+    """Measure with the install this interpreter belongs to; the samples go to `out` (JSON)."""
+    inst = Install(Path(sys.prefix), Path())
     with tempfile.TemporaryDirectory(prefix="agy-bench-jobs-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
-        env = sealed_env(root)
+        env = sealed_env(root, inst)
         runs = Runs(root)
-        progress("warm-up: one job (fills the bytecode cache)")
+        progress(f"{sys.prefix}: warm-up, one job")
         runs.runtime(1, 1)
         runs.submit_times.clear()
 
@@ -276,19 +247,11 @@ def main(argv: list[str] | None = None) -> int:
             plan.reps,
             plan.warmup,
         )
-        walls, ideal = [w for w, _ in subj], [w for w, _ in base]
-        per_job = [(w - b) / (plan.jobs / SLOTS) for w, b in zip(walls, ideal, strict=True)]
-        rows = [
-            Row(
-                f"{plan.jobs} jobs of an agent that answers at once, maxConcurrent {SLOTS}: "
-                "wall from the first `run` to the last job done",
-                ms(walls),
-                f"ideal ({plan.jobs} agent runs / {SLOTS}, bare pool): {ms(ideal)}",
-                statistics.median(walls) / statistics.median(ideal),
-                min(walls) / min(ideal),
-            )
-        ]
-
+        samples: dict[str, Any] = {
+            "walls": [w for w, _ in subj],
+            "ideal": [w for w, _ in base],
+            "submit": list(runs.submit_times),
+        }
         progress(f"row 2: hand-off, {plan.chain} jobs in one slot, {plan.reps} pair(s)")
         runs.slot_handoffs.clear()
         subj, base = alternate(
@@ -297,53 +260,193 @@ def main(argv: list[str] | None = None) -> int:
             plan.reps,
             plan.warmup,
         )
-        ours = [g for _, log in subj for g in handoffs(log)]
-        bare = [g for _, log in base for g in handoffs(log)]
-        rows.append(
-            Row(
-                "hand-off: one job's agent exits → the next job's agent starts (median)",
-                ms(ours),
-                f"bare loop, agent exit → next agent start: {ms(bare)}",
-                statistics.median(ours) / statistics.median(bare),
-                min(ours) / min(bare),
-            )
-        )
-        rows.append(
-            Row(
-                "slot hand-off: finished_at of one job → started_at of the next (meta.json)",
-                ms(runs.slot_handoffs),
-                "—",
-                None,
-                info=True,
-            )
-        )
-        rows.append(
-            Row(
-                "runtime cost per job and slot: (wall − ideal) / (jobs / slots), row 1",
-                ms(per_job),
-                "—",
-                None,
-                info=True,
-            )
-        )
-        rows.append(
-            Row(
-                "`job run` in-process (worktree, seeded state chain, spawn), row 1",
-                ms(runs.submit_times),
-                "—",
-                None,
-                info=True,
-            )
-        )
+        samples["handoff"] = [g for _, log in subj for g in handoffs(log)]
+        samples["handoff_bare"] = [g for _, log in base for g in handoffs(log)]
+        samples["slot"] = list(runs.slot_handoffs)
         progress("info: `job run` as a CLI call")
-        rows.append(cli_run_rows(root, env, max(3, plan.reps * 3)))
-    print(table(rows))
+        samples.update(cli_samples(root, inst, env, max(3, plan.reps * 3)))
+    out.write_text(json.dumps(samples))
+    return 0
+
+
+# ---- the report -------------------------------------------------------------------------
+
+
+def ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1e3:.1f} ms (min {min(values) * 1e3:.1f})"
+
+
+def per_job(samples: dict[str, Any], plan: Plan) -> list[float]:
+    """What the runtime adds per job and slot: (wall − ideal) / (jobs / slots), pair by pair."""
+    rounds = plan.jobs / SLOTS
+    return [(w - b) / rounds for w, b in zip(samples["walls"], samples["ideal"], strict=True)]
+
+
+def ratio(ours: list[float], base: list[float]) -> tuple[float, float]:
+    return statistics.median(ours) / statistics.median(base), min(ours) / min(base)
+
+
+def rows_of(now: dict[str, Any], before: dict[str, Any] | None, plan: Plan) -> list[Row]:
+    walls, ideal = now["walls"], now["ideal"]
+    med, low = ratio(walls, ideal)
+    rows = [
+        Row(
+            f"{plan.jobs} jobs of an agent that answers at once, maxConcurrent {SLOTS}: "
+            "wall from the first `run` to the last job done",
+            ms(walls),
+            f"ideal ({plan.jobs} agent runs / {SLOTS}, bare pool): {ms(ideal)}",
+            med,
+            THROUGHPUT_TARGET,
+            min_ratio=low,
+        )
+    ]
+    cost = per_job(now, plan)
+    if before is not None:
+        was = per_job(before, plan)
+        med, low = ratio(cost, was)
+        rows.append(
+            Row(
+                "runtime cost per job and slot, (wall − ideal) / (jobs / slots): this checkout "
+                "vs --before, run by run in turn",
+                ms(cost),
+                f"{before['label']}: {ms(was)}",
+                med,
+                PER_JOB_TARGET,
+                min_ratio=low,
+            )
+        )
+    else:
+        rows.append(
+            Row(
+                "runtime cost per job and slot: (wall − ideal) / (jobs / slots), row 1 "
+                f"(target ≤ {PER_JOB_TARGET:g}× a side-by-side --before REV)",
+                ms(cost),
+                "—",
+                None,
+                info=True,
+            )
+        )
+    med, low = ratio(now["handoff"], now["handoff_bare"])
+    rows.append(
+        Row(
+            "hand-off: one job's agent exits → the next job's agent starts (median)",
+            ms(now["handoff"]),
+            f"bare loop, agent exit → next agent start: {ms(now['handoff_bare'])}",
+            med,
+            min_ratio=low,
+        )
+    )
+    rows.append(
+        Row(
+            "slot hand-off: finished_at of one job → started_at of the next (meta.json)",
+            ms(now["slot"]),
+            "—",
+            None,
+            info=True,
+        )
+    )
+    rows.append(
+        Row(
+            "`job run` in-process (worktree, seeded state chain, spawn), row 1",
+            ms(now["submit"]),
+            "—",
+            None,
+            info=True,
+        )
+    )
+    med, low = ratio(now["cli"], now["pygit2"])
+    rows.append(
+        Row(
+            "`job run` CLI call (returns before the job starts)",
+            ms(now["cli"]),
+            '`python -c "import pygit2"`: ' + ms(now["pygit2"]),
+            med,
+            info=True,
+            min_ratio=low,
+        )
+    )
+    return rows
+
+
+# ---- outside: build, run inside, report ------------------------------------------------
+
+
+def checkout_at(root: Path, rev: str) -> Path:
+    """A copy of this repository's files at `rev` (committed code only)."""
+    path = root / "before-src"
+    for argv in (
+        ["git", "clone", "-q", "--no-checkout", str(CHECKOUT), str(path)],
+        ["git", "-C", str(path), "checkout", "-q", "--detach", rev],
+    ):
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise SystemExit(f"--before {rev}: {proc.stderr.strip()}")
+    return path
+
+
+def run_inside(inst: Install, root: Path, quick: bool, tag: str) -> dict[str, Any]:
+    out = root / f"samples-{tag}.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    argv = [str(inst.python), str(Path(__file__).resolve()), "--inner", str(out)]
+    subprocess.run([*argv, *(["--quick"] if quick else [])], env=env, check=True)
+    samples: dict[str, Any] = json.loads(out.read_text())
+    out.unlink()
+    return samples
+
+
+def merged(parts: list[dict[str, Any]], label: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"label": label}
+    for part in parts:
+        for key, values in part.items():
+            out.setdefault(key, []).extend(values)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: fewer, smaller rows")
+    parser.add_argument(
+        "--before",
+        metavar="REV",
+        help="also install REV (a commit of this repository) and compare its per-job cost, "
+        "the two installs measured in turn",
+    )
+    parser.add_argument("--inner", metavar="OUT", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    plan = QUICK if args.quick else FULL
+    if args.inner is not None:
+        return inner(plan, args.inner)
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="agy-bench-jobs-", ignore_cleanup_errors=True) as tmp:
+        root = Path(tmp)
+        (root / "now").mkdir()
+        now = build(root / "now")
+        measure_now: Callable[[], dict[str, Any]] = lambda: run_inside(  # noqa: E731
+            now, root, args.quick, "now"
+        )
+        before_parts: list[dict[str, Any]] = []
+        if args.before:
+            (root / "before").mkdir()
+            was = build(root / "before", source=checkout_at(root, args.before))
+            subj, base = alternate(
+                lambda: run_inside(was, root, args.quick, "before"),
+                measure_now,
+                1 if args.quick else 2,
+                0,
+            )
+            now_parts, before_parts = subj, base
+        else:
+            now_parts = [measure_now()]
+    before = merged(before_parts, f"--before {args.before}") if args.before else None
+    print(table(rows_of(merged(now_parts, "now"), before, plan)))
     print()
     print(machine_line(plan, "--quick" if args.quick else "full", time.perf_counter() - began))
     return 0
 
 
 def machine_line(plan: Plan, mode: str, elapsed: float) -> str:
+    import pygit2
+
     try:
         load = ", load avg " + " ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
@@ -352,10 +455,12 @@ def machine_line(plan: Plan, mode: str, elapsed: float) -> str:
     git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
     pidfd = "pidfds" if hasattr(os, "pidfd_open") else "no pidfds"
     return (
-        f"Machine: Python {platform.python_version()}, pygit2 {pygit2.__version__} / libgit2 "
+        f"Machine: Python {platform.python_version()}, pygit2 {getattr(pygit2, '__version__', '?')}"
+        f" / libgit2 "
         f"{pygit2.LIBGIT2_VERSION}, {git_version.strip()}, {os.cpu_count()} CPUs ({usable} "
         f"usable){load}, {platform.system()} {platform.release()} ({pidfd}). Run: {mode}, "
-        f"{plan.reps} interleaved pair(s) per row (+{plan.warmup} warm-up), {elapsed:.0f} s."
+        f"{plan.reps} interleaved pair(s) per row (+{plan.warmup} warm-up), a wheel install in "
+        f"a fresh venv, {elapsed:.0f} s."
     )
 
 
