@@ -10,7 +10,12 @@ from __future__ import annotations
 import errno as errno_mod
 import os
 import re
-from collections.abc import Sequence
+
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time collections.abc stays
+# unloaded for the agent hooks that raise one of these.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # The whole tool's exit codes, in one table.
 EXIT_OK = 0

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right, insort
 from collections import namedtuple
-from collections.abc import Iterable
 from itertools import accumulate
 
 from gitstate.secret_formats import (
@@ -28,6 +27,7 @@ EXCERPT_WIDTH = 80
 # the agent hook redacts every text it injects, and importing typing costs it ~2 ms a turn.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import NamedTuple
 
     class _HitFields(NamedTuple):

@@ -9,7 +9,6 @@ user's language (`user_language`), never a guess from a broken document (docs/fo
 from __future__ import annotations
 
 import re
-from collections import namedtuple
 
 KEYS: tuple[str, ...] = (
     "goal",
@@ -29,26 +28,44 @@ _STAMP = r"([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2})"
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import NamedTuple
 
-    class _Fields(NamedTuple):
-        code: str
-        headings: tuple[str, ...]  # in KEYS order
-        title_prefix: str  # everything before the time stamp
-        verify: str  # suffix token before a verification
-        reason: str  # suffix token before a blocking reason
-        list_separator: str  # joins section names in messages
-        messages: dict[str, str]
 
-else:
-    # No `typing` at run time: the agent hooks import this module on every turn (see storage/layout.py).
-    _Fields = namedtuple(
-        "_Fields", "code headings title_prefix verify reason list_separator messages"
+class Language:
+    """One language of STATE.md. A plain class, not a namedtuple (building one at import costs
+    the agent hooks, which load this module on every turn); the three below are the only ones,
+    so equality is identity."""
+
+    __slots__ = (
+        "code",
+        "headings",
+        "list_separator",
+        "messages",
+        "reason",
+        "title_prefix",
+        "verify",
     )
 
+    def __init__(
+        self,
+        *,
+        code: str,
+        headings: tuple[str, ...],
+        title_prefix: str,
+        verify: str,
+        reason: str,
+        list_separator: str,
+        messages: dict[str, str],
+    ) -> None:
+        self.code = code
+        self.headings = headings  # in KEYS order
+        self.title_prefix = title_prefix  # everything before the time stamp
+        self.verify = verify  # suffix token before a verification
+        self.reason = reason  # suffix token before a blocking reason
+        self.list_separator = list_separator  # joins section names in messages
+        self.messages = messages
 
-class Language(_Fields):
-    __slots__ = ()
+    def __repr__(self) -> str:
+        return f"Language({self.code!r})"
 
     @property
     def title_pattern(self) -> re.Pattern[str]:

@@ -12,7 +12,6 @@ from collections import namedtuple
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
-from gitstate.errors import InvalidDocument
 
 MAX_BYTES = 1024 * 1024
 BOM = "\ufeff"
@@ -245,7 +244,10 @@ def parse(text: str) -> Document:
     """A Document from text; raises InvalidDocument when the title or the headings are wrong."""
     out = outline(text)
     if not structure_ok(out):
-        # Callers that want every problem listed run validate.check_text first.
+        # Callers that want every problem listed run validate.check_text first. Imported here:
+        # the agent hooks parse only documents already found valid.
+        from gitstate.errors import InvalidDocument
+
         raise InvalidDocument(
             "STATE.md is not a valid state document", hint="run: git agy-state check"
         )
