@@ -49,11 +49,11 @@ def union_lines(base: list[str], ours: list[str], theirs: list[str]) -> list[str
 def merge_sections(base: str, ours: str, theirs: str) -> tuple[str, tuple[str, ...]]:
     """A Markdown file merged section by section; (text, headings changed on both sides)."""
     b, o, t = (
-        _keyed(parse_sections(base)),
-        _keyed(parse_sections(ours)),
-        _keyed(parse_sections(theirs)),
+        keyed_sections(parse_sections(base)),
+        keyed_sections(parse_sections(ours)),
+        keyed_sections(parse_sections(theirs)),
     )
-    order = _order(list(o), list(t))
+    order = section_order(list(o), list(t))
     result: list[Section] = []
     both: list[str] = []
     for key in order:
@@ -77,7 +77,7 @@ def merge_sections(base: str, ours: str, theirs: str) -> tuple[str, tuple[str, .
     return render_sections(result), tuple(both)
 
 
-def _keyed(sections: list[Section]) -> dict[tuple[str, int], Section]:
+def keyed_sections(sections: list[Section]) -> dict[tuple[str, int], Section]:
     """Sections by (normalized heading, occurrence): a heading may repeat in a hand-edited file."""
     keyed: dict[tuple[str, int], Section] = {}
     seen: dict[str, int] = {}
@@ -92,7 +92,7 @@ def _keyed(sections: list[Section]) -> dict[tuple[str, int], Section]:
     return keyed
 
 
-def _order(ours: list[tuple[str, int]], theirs: list[tuple[str, int]]) -> list[tuple[str, int]]:
+def section_order(ours: list[tuple[str, int]], theirs: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """Ours in order; a section only theirs has goes after the one it follows there."""
     order = list(ours)
     for index, key in enumerate(theirs):
@@ -171,4 +171,12 @@ def merge_trees(
     return TreeMerge(files, tuple(merged))
 
 
-__all__ = ["FileMerge", "TreeMerge", "merge_log", "merge_sections", "merge_trees"]
+__all__ = [
+    "FileMerge",
+    "TreeMerge",
+    "keyed_sections",
+    "merge_log",
+    "merge_sections",
+    "merge_trees",
+    "section_order",
+]
