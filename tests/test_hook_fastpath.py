@@ -1,0 +1,354 @@
+"""The agent hooks' start-up (docs/hooks.md, "Start-up cost"): which modules each event loads,
+and the rules that let a clean view skip work, checked against the code they stand in for.
+
+Module sets, never timings (speed lives in bench/). The child runs with `-S` and the package's
+own folder on sys.path: an editable install's finder (site-packages' .pth) imports pathlib
+itself, and a wheel install has none; this way both judge only what the hook imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Repo
+
+import gitstate
+from gitstate import errors
+from gitstate.document import language, validate
+from gitstate.document.model import outline
+from gitstate.hooks import agent, frame
+from gitstate.memory.storage.layout import BrainLayout
+from gitstate.storage import hooklayout, view
+from gitstate.storage.layout import discover
+
+PACKAGE_ROOT = str(Path(gitstate.__file__).resolve().parent.parent)
+# The console script's own work (gitstate/entry.py main), in a child with no site packages.
+RUNNER = (
+    "import sys; sys.path.insert(0, {root!r}); sys.argv = ['git-agy-state', 'hook', {event!r}];"
+    " from gitstate.entry import main; main()"
+)
+# What no clean hook may load: the CLI and git bindings, and what only slower paths need.
+NEVER = {
+    "click",
+    "pygit2",
+    "typing",
+    "pathlib",
+    "urllib",
+    "ipaddress",
+    "dataclasses",
+    "subprocess",
+    "hashlib",
+    "gitstate.errors",
+    "gitstate.hooks.memory",  # no brain in the sealed home
+    "gitstate.jobs",  # no job folder in these repositories
+}
+
+
+def loaded_by_hook(repo: Repo, event: str, payload: object) -> tuple[set[str], str]:
+    """The modules a hook process imported (by -X importtime), and what it printed."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-X",
+            "importtime",
+            "-c",
+            RUNNER.format(root=PACKAGE_ROOT, event=event),
+        ],
+        cwd=repo.path,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    modules = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "gitstate.hooks.agent" in modules  # the probe itself works
+    return modules, proc.stdout
+
+
+def families(modules: set[str], names: set[str]) -> set[str]:
+    """The modules of `names` (a package counts with everything under it) that were loaded."""
+    return {m for m in modules for n in names if m == n or m.startswith(n + ".")}
+
+
+def agy(repo: Repo, **extra: object) -> dict[str, object]:
+    return {"conversationId": "conv-1", "workspacePaths": [str(repo.path)], **extra}
+
+
+def gemini(repo: Repo, event: str) -> dict[str, object]:
+    return {
+        "session_id": "sess-1",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": str(repo.path),
+        "hook_event_name": event,
+        "timestamp": "2026-01-02T03:04:05Z",
+    }
+
+
+def set_state(cli: Any, *, started: bool) -> None:
+    args = ["patch", "--set", "goal=ship it", "--todo", "write the test"]
+    result = cli(*args, *(["--start", "1"] if started else []))
+    assert result.exit_code == 0, result.output
+
+
+class TestModulesLoaded:
+    def test_inject_imports_neither_pathlib_nor_the_document_model(
+        self, repo: Repo, cli: Any
+    ) -> None:
+        set_state(cli, started=True)
+        modules, printed = loaded_by_hook(repo, "inject", agy(repo, invocationNum=1))
+        assert "write the test" in json.loads(printed)["injectSteps"][0]["ephemeralMessage"]
+        assert families(modules, NEVER | {"gitstate.document.model"}) == set()
+
+    def test_clean_stop_guard_loads_neither_validation_nor_controls(
+        self, repo: Repo, cli: Any
+    ) -> None:
+        set_state(cli, started=True)
+        first, printed = loaded_by_hook(repo, "stop-guard", agy(repo))
+        assert "write the test" in json.loads(printed)["reason"]
+        assert "gitstate.document.validate" in first  # the first stop checks the bytes
+        modules, again = loaded_by_hook(repo, "stop-guard", agy(repo))
+        assert again == printed
+        skipped = {"gitstate.document.validate", "gitstate.document.controls"}
+        assert families(modules, NEVER | skipped) == set()
+
+    def test_clean_stop_guard_without_a_step_in_progress_loads_neither_document_module(
+        self, repo: Repo, cli: Any
+    ) -> None:
+        set_state(cli, started=False)
+        loaded_by_hook(repo, "stop-guard", agy(repo))  # validates once, leaves the mark
+        modules, printed = loaded_by_hook(repo, "stop-guard", agy(repo))
+        assert json.loads(printed) == json.loads(agy_nothing("stop-guard"))
+        assert families(modules, NEVER | {"gitstate.document"}) == set()
+
+    def test_clean_pre_compact_loads_neither_document_module(self, repo: Repo, cli: Any) -> None:
+        set_state(cli, started=True)
+        tip = repo.ref()
+        modules, printed = loaded_by_hook(repo, "pre-compact", gemini(repo, "PreCompress"))
+        assert printed.count("\n") == 1 and repo.ref() == tip
+        assert families(modules, NEVER | {"gitstate.document"}) == set()
+
+
+def agy_nothing(event: str) -> str:
+    from gitstate.agents import find
+
+    found = find("agy")
+    assert found is not None
+    return json.dumps(found.nothing(event))
+
+
+class TestValidMark:
+    """A clean view is validated once per bytes, version and language settings."""
+
+    def stop(self, repo: Repo) -> Any:
+        proc = subprocess.run(
+            [sys.executable, "-m", "gitstate", "hook", "stop-guard"],
+            cwd=repo.path,
+            input=json.dumps(agy(repo)),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    def test_a_clean_but_invalid_view_still_blocks_and_leaves_no_mark(
+        self, repo: Repo, cli: Any
+    ) -> None:
+        set_state(cli, started=False)
+        layout = discover(repo.path)
+        assert layout is not None
+        tip = repo.ref()
+        assert tip is not None
+        # A view written from a snapshot (as checkout or sync write one), but not a valid
+        # document: clean, since its bytes are what the record says was written.
+        view.write(layout, b"# not a state document\n", tip)
+        assert view.status(layout, view.read(layout)) == "clean"
+        for _ in range(2):
+            assert "STATE.md is invalid" in self.stop(repo)["reason"]
+        assert view.read_valid_mark(layout) is None
+
+    def test_new_bytes_a_new_version_or_other_language_settings_are_checked_again(
+        self, repo: Repo, cli: Any, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        set_state(cli, started=False)
+        layout = discover(repo.path)
+        assert layout is not None
+        assert self.stop(repo) == json.loads(agy_nothing("stop-guard"))
+        data = view.read(layout)
+        assert data is not None
+        mark = view.read_valid_mark(layout)
+        assert mark == agent._valid_mark(data, None)
+        assert mark.split()[:2] == [view.blob_id(data), gitstate.__version__]
+        # Each input of the verdict changes the mark.
+        assert agent._valid_mark(data + b"x", None) != mark
+        assert agent._valid_mark(data, "zh-TW") != mark
+        monkeypatch.setenv("LC_ALL", "zh_TW.UTF-8")
+        assert agent._valid_mark(data, None) != mark
+        monkeypatch.undo()
+        # A mark of another version for these very bytes is not trusted: with invalid bytes
+        # behind it, the guard still finds them invalid.
+        tip = repo.ref()
+        assert tip is not None
+        bad = b"# not a state document\n"
+        view.write(layout, bad, tip)
+        stale = agent._valid_mark(bad, None).replace(gitstate.__version__, "0.0.0-older")
+        view.write_valid_mark(layout, stale)
+        assert "STATE.md is invalid" in self.stop(repo)["reason"]
+        # The mark of this version is trusted: the bytes are not validated again (this is the
+        # skip the module test above sees from outside).
+        view.write_valid_mark(layout, agent._valid_mark(bad, None))
+        assert self.stop(repo) == json.loads(agy_nothing("stop-guard"))
+
+
+class TestStandIns:
+    """The hooks' small copies of rules kept elsewhere agree with their originals."""
+
+    def test_exit_codes_and_locale_variables_are_the_originals(self) -> None:
+        assert agent.EXIT_OK == errors.EXIT_OK
+        assert agent.EXIT_STOP_BLOCKED == errors.EXIT_STOP_BLOCKED
+        assert agent.LOCALE_VARIABLES == language.LOCALE_VARIABLES
+
+    @pytest.mark.parametrize(
+        "env",
+        [
+            {},
+            {"XDG_DATA_HOME": ""},
+            {"XDG_DATA_HOME": "rel/data"},
+            {"AGY_BRAIN": "~/brains/b.git"},
+            {"AGY_BRAIN": "brain/../b.git"},
+        ],
+    )
+    def test_brain_dir_is_brain_layouts_path(
+        self, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        brain = BrainLayout()
+        assert Path(hooklayout.brain_dir()) == brain.path
+        assert agent._brain_exists() is brain.exists() is False
+        (brain.path / "objects").mkdir(parents=True)
+        (brain.path / "HEAD").write_text("ref: refs/heads/main\n")
+        assert agent._brain_exists() is brain.exists() is True
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "",
+            "# Task state — updated 2026-01-02 03:04\n\n## Goal\nx\n## Next steps\n",
+            "\ufeff# T\r\n## Goal  \r\n## Done\r\r\n##\n##  \n## \tx\t\n",
+            "intro\n# not\n# second title\n## a\n ## b\n### c\n## d\rx\n",
+            "# 任務狀態 ── 最後更新 2026-01-02 03:04\n## 目標\n## 下一步\n",
+            "\ufeff\ufeff# two boms\n## x\u3000\n",
+        ],
+    )
+    def test_headings_of_cuts_as_outline_does(self, text: str) -> None:
+        out = outline(text)
+        expected = (out.title.text if out.title else None, [s.name for s in out.sections])
+        assert frame.headings_of(text) == expected
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "plain\r\nlines\tand tabs\n",
+            "\ufeffbom first\n",
+            "a lone \r here\n",
+            "esc \x1b[31m\n",
+            "c1 \x9b\n",
+            "bidi \u202e\n",
+            "isolate \u2066\n",
+            "nbsp \u00a0 and \u3000 ideographic\n",
+            "zero width \u200d joiner\n",
+            "del \x7f\n",
+        ],
+    )
+    def test_control_check_with_its_shortcut_equals_the_full_scan(self, text: str) -> None:
+        from gitstate.document import controls
+
+        full = [
+            validate.Problem(n, language.EN.message("control", char=controls.name(c)), "control")
+            for n, c in controls.find(validate.strip_bom(text))
+        ]
+        assert validate._controls(language.EN, text) == full
+
+
+class TestHookLayout:
+    """storage/hooklayout.py finds what git finds (layout.discover wraps it)."""
+
+    def git_says(self, where: Path) -> tuple[str, str, str]:
+        def ask(*args: str) -> str:
+            return subprocess.run(
+                ["git", "-C", str(where), "rev-parse", *args],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+
+        common = ask("--git-common-dir")
+        common = os.path.realpath(os.path.join(where, common))
+        return ask("--show-toplevel"), ask("--absolute-git-dir"), common
+
+    def test_main_work_tree_subfolder_and_linked_worktree(self, repo: Repo) -> None:
+        (repo.path / "sub" / "deeper").mkdir(parents=True)
+        linked = repo.path.parent / f"{repo.path.name}-linked"
+        repo.git("worktree", "add", "-q", str(linked), "-b", "side")
+        for where, name in (
+            (repo.path, None),
+            (repo.path / "sub" / "deeper", None),
+            (linked, linked.name),
+        ):
+            found = hooklayout.discover(str(where))
+            assert found is not None
+            top, gitdir, common = self.git_says(where)
+            assert (found.workdir, found.gitdir, found.commondir) == (
+                os.path.realpath(top),
+                os.path.realpath(gitdir),
+                common,
+            )
+            assert found.worktree == (None if name is None else os.path.basename(gitdir))
+            layout = found.to_layout()
+            assert layout == discover(where)
+            assert (str(layout.view_path), str(layout.agy_dir), str(layout.common_agy_dir)) == (
+                found.view_path,
+                found.agy_dir,
+                found.common_agy_dir,
+            )
+            assert layout.state_ref == found.state_ref
+
+    def test_inside_the_git_dir_and_above_a_ceiling_nothing_is_found(
+        self, repo: Repo, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        (repo.path / "sub").mkdir()
+        assert hooklayout.discover(str(repo.path / ".git")) is None
+        monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(repo.path / "sub"))
+        assert hooklayout.discover(str(repo.path / "sub")) is None
+        monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(repo.path))
+        found = hooklayout.discover(str(repo.path / "sub"))
+        assert found is not None and found.workdir == os.path.realpath(repo.path)
+
+    def test_view_files_are_written_and_cleaned_through_either_layout(self, repo: Repo) -> None:
+        found = hooklayout.discover(str(repo.path))
+        assert found is not None
+        for layout in (found, found.to_layout()):
+            view.write(layout, b"text\n", "0" * 40)
+            assert view.status(layout, view.read_regular(str(repo.view), 100)) == "clean"
+            leftover = repo.path / f"{view.TMP_PREFIX}1-2.tmp"
+            leftover.write_text("x")
+            view.clean_stale_tmp(layout)
+            assert not leftover.exists() and repo.view.exists()
+            view.remove(layout)
+            assert not repo.view.exists() and view.read_record(layout) is None
