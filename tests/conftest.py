@@ -58,7 +58,7 @@ def git_repo() -> Iterator[Any]:
 def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("home")
     for name in list(os.environ):
-        if name.startswith(("GIT_", "AGY_", "CLAUDE_", "GEMINI_")):
+        if name.startswith(("GIT_", "AGY_", "CLAUDE_", "GEMINI_", "CODEX_")):
             monkeypatch.delenv(name)
     empty = home / ".empty"
     empty.mkdir()

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from gitstate.agents.jobs import JobAdapter
     from gitstate.agents.settings_file import Ledger
 
-    # What an agent's doctor() found: (ok|warn|fail, what, the hint or None).
-    Finding = tuple[str, str, str | None]
+    # What an agent's doctor() found: (the check's name, ok|warn|fail, what, the hint or None).
+    Finding = tuple[str, str, str, str | None]
 
     class Place(Protocol):
         """Where an install happens: the project, the user's home, our ledger of what we made."""

@@ -161,7 +161,7 @@ def doctor(place: Place) -> list[Finding]:
 
             if not isinstance(exc, AgyError):
                 raise
-            return [("warn", exc.message, exc.hint)]
+            return [(f"{TITLE} {scope} hooks", "warn", exc.message, exc.hint)]
         if entries:
             installed.append((scope, path, entries))
     if not installed:
@@ -173,6 +173,7 @@ def doctor(place: Place) -> list[Finding]:
             lines = codex_trust.project_trust_lines(place.project).strip().replace("\n", "; ")
             findings.append(
                 (
+                    f"{TITLE} project trust",
                     "warn",
                     f"{path}: the project is not trusted in {config}, so Codex does not load it",
                     f"answer Codex's trust prompt in this project once, or add: {lines}",
@@ -182,6 +183,7 @@ def doctor(place: Place) -> list[Finding]:
         if untrusted:
             findings.append(
                 (
+                    f"{TITLE} {scope} hooks",
                     "warn",
                     f"{path}: {len(untrusted)} of our {len(entries)} hooks are not trusted in "
                     f"{config}: Codex skips them",
@@ -190,7 +192,14 @@ def doctor(place: Place) -> list[Finding]:
                 )
             )
         else:
-            findings.append(("ok", f"{path}: our {len(entries)} hooks are trusted", None))
+            findings.append(
+                (
+                    f"{TITLE} {scope} hooks",
+                    "ok",
+                    f"{path}: our {len(entries)} hooks are trusted",
+                    None,
+                )
+            )
     return findings
 
 
@@ -204,13 +213,14 @@ def _version_and_features(config_text: str, config: Path) -> Finding:
 
     codex = shutil.which("codex")
     if codex is None:
-        return ("warn", "codex is not on PATH: the hooks are installed for nobody yet", None)
+        return (TITLE, "warn", "codex is not on PATH: the hooks are installed for nobody yet", None)
     version = _version(codex)
     features = toml_table.get(config_text, ("features",), str(config))
     features = features if isinstance(features, dict) else {}
     off = [key for key in ("hooks", "codex_hooks") if features.get(key) is False]
     if off:
         return (
+            TITLE,
             "fail",
             f"{config} turns Codex's hooks off ([features] {off[0]} = false)",
             "set [features] hooks = true there (codex_hooks = true before 0.130)",
@@ -218,11 +228,12 @@ def _version_and_features(config_text: str, config: Path) -> Finding:
     named = ".".join(map(str, version)) if version else "of unknown version"
     if version and version < HOOKS_DEFAULT_ON and features.get("codex_hooks") is not True:
         return (
+            TITLE,
             "warn",
             f"codex {named} runs hooks only with [features] codex_hooks = true",
             f"add to {config}: [features] codex_hooks = true (or upgrade Codex)",
         )
-    return ("ok", f"codex {named} at {codex}: hooks on", None)
+    return (TITLE, "ok", f"codex {named} at {codex}: hooks on", None)
 
 
 def _version(codex: str) -> tuple[int, ...] | None:

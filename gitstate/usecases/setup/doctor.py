@@ -48,7 +48,20 @@ def doctor(ws: Workspace) -> list[Check]:
     checks += _guarded("git hooks", lambda: [_hooks(ws)])
     checks += _guarded("remote", lambda: [_remote(ws)])
     checks += _guarded("jobs", lambda: [_jobs(ws)])
+    checks += _guarded("agent hooks", lambda: _agent_hooks(ws))
     return checks
+
+
+def _agent_hooks(ws: Workspace) -> list[Check]:
+    """What each agent CLI's module finds about its installed hooks (gitstate/agents/: Codex's
+    switch and trust); an agent with nothing installed says nothing."""
+    from pathlib import Path
+
+    from gitstate import agents
+    from gitstate.usecases.setup.install import Place
+
+    place = Place(ws.layout.workdir or Path.cwd(), Path.home())
+    return [Check(*finding) for module in agents.plugins() for finding in module.doctor(place)]
 
 
 def _guarded(name: str, run: Callable[[], list[Check]]) -> list[Check]:
