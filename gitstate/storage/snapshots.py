@@ -310,6 +310,7 @@ class Store:
         from gitstate.storage import signing
 
         values = {key: v for key in signing.KEYS if (v := self.config_value(key)) is not None}
+        values["commit.gpgsign"] = "true"  # as _signs() read it: a bare `gpgsign` is true too
         who = signing.signer(values, f"{committer.name} <{committer.email}>")
         assert who is not None
         # pygit2's stubs say Oid; it returns the commit's text.
