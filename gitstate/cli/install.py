@@ -33,6 +33,13 @@ def hook_command() -> str:
     return launcher.command()
 
 
+def mcp_argv() -> list[str]:
+    """How the agents start the MCP server: as the hooks start us (hook_command), then `mcp`."""
+    from gitstate.storage import launcher
+
+    return [*launcher.argv(), "mcp"]
+
+
 def options(func: click.decorators.FC) -> click.decorators.FC:
     func = click.option(
         "--agent",
@@ -49,10 +56,24 @@ def options(func: click.decorators.FC) -> click.decorators.FC:
         help="This project's settings, or the user's.",
     )(func)
     func = click.option("--git", "git_hooks", is_flag=True, help="Git hooks too.")(func)
+    func = click.option(
+        "--mcp",
+        is_flag=True,
+        help="The MCP server (git agy-state mcp) too; uninstall removes it either way.",
+    )(func)
     return json_option(func)
 
 
-def run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, remove: bool) -> None:
+def run(
+    agents: tuple[str, ...],
+    scope: str,
+    git_hooks: bool,
+    as_json: bool,
+    remove: bool,
+    mcp: bool = False,
+) -> None:
+    if mcp and not agents:
+        raise UsageError("--mcp goes with --agent", hint="e.g. --agent claude --mcp")
     if not agents and not git_hooks:
         raise UsageError(
             "say what to " + ("uninstall" if remove else "install"),
@@ -68,9 +89,12 @@ def run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, rem
         command = "" if remove else hook_command()
         for agent in _agents(agents):
             if remove:
+                done += agent_install.uninstall_mcp(agent, scope, project, home)
                 done += agent_install.uninstall(agent, scope, project, home)
             else:
                 done += agent_install.install(agent, scope, project, home, command)
+                if mcp:
+                    done += agent_install.install_mcp(agent, scope, project, home, mcp_argv())
     if git_hooks:
         from gitstate.storage import githooks
 
@@ -88,6 +112,7 @@ def run(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool, rem
 
 @click.command()
 @options
-def install(agents: tuple[str, ...], scope: str, git_hooks: bool, as_json: bool) -> None:
-    """Install the agent hooks (inject, stop guard, pre-compact) and/or the git hooks."""
-    run(agents, scope, git_hooks, as_json, remove=False)
+def install(agents: tuple[str, ...], scope: str, git_hooks: bool, mcp: bool, as_json: bool) -> None:
+    """Install the agent hooks (inject, stop guard, pre-compact) and/or the git hooks; with
+    --mcp, register the MCP server with the agent CLIs too."""
+    run(agents, scope, git_hooks, as_json, remove=False, mcp=mcp)

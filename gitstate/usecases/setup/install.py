@@ -59,6 +59,31 @@ def uninstall(agent: str, scope: str, project: Path, home: Path) -> list[str]:
         place.ledger.save()
 
 
+def install_mcp(agent: str, scope: str, project: Path, home: Path, argv: list[str]) -> list[str]:
+    """Register the MCP server (`argv`, docs/mcp.md) where agent's CLI looks for it."""
+    from gitstate.agents import mcp
+
+    module, scope = agents.get(agent), _scope(scope)
+    place = Place(project, home)
+    try:
+        return mcp.install(agent, module.TITLE, place, scope, argv)
+    finally:
+        place.ledger.save()
+
+
+def uninstall_mcp(agent: str, scope: str, project: Path, home: Path) -> list[str]:
+    """Remove what install_mcp() registered for agent and scope (before the hooks go: they may
+    share a file, and each removal undoes its own insertion)."""
+    from gitstate.agents import mcp
+
+    module, scope = agents.get(agent), _scope(scope)
+    place = Place(project, home)
+    try:
+        return mcp.uninstall(agent, module.TITLE, place, scope)
+    finally:
+        place.ledger.save()
+
+
 def data_dir(home: Path) -> Path:
     """`${XDG_DATA_HOME:-~/.local/share}/agy-state`: the agy plugin and the install ledger."""
     xdg = os.environ.get("XDG_DATA_HOME", "")
