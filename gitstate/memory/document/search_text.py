@@ -13,6 +13,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 CHUNK_SIZE = 1600  # characters (about 400 tokens)
 CHUNK_OVERLAP = 320
 SEPARATOR = "\x1f"  # a separator for unicode61 (category Cc); never part of memory text
@@ -24,9 +28,11 @@ _CJK = (
     "\u3100-\u312f\u3190-\u31bf\u31f0-\u31ff"  # bopomofo, kanbun, katakana extensions
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # ideographs
     "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"  # hangul
-    "\U00020000-\U0003134f"
 )
-_CJK_RE = re.compile(f"([{_CJK}])")
+_CJK_ASTRAL = "\U00020000-\U0003134f"  # ideograph extensions B-H
+# Two classes, not one: compiled and matched faster so (measured), and compiling it is paid
+# by every `memory search`.
+_CJK_RE = re.compile(f"([{_CJK}]|[{_CJK_ASTRAL}])")
 _WORD_RE = re.compile(r"[^\W_]", re.UNICODE)
 # What normalize() would change besides NFC: most text has none of it, and a search is far
 # cheaper than translating every character through a dict.
@@ -74,6 +80,30 @@ def fts_query(query: str) -> str:
         phrase = '"' + segment(word).replace('"', '""') + '"'
         phrases.append(phrase + (" *" if prefix else ""))
     return " ".join(phrases)
+
+
+def word_filter(query: str) -> Callable[[str], bool] | None:
+    """What keeps a matching chunk: every run of ideographs in the query's words found there
+    as a word, not across two (document/wordbreak.py); None when the query has no such run
+    (a prefix word is left as typed)."""
+    if not any(char >= "\u3400" for char in query):
+        return None  # no ideograph: nothing to load
+    from gitstate.memory.document import wordbreak
+
+    runs = [
+        run
+        for word in query.split()
+        if not word.endswith("*")
+        for run in wordbreak.runs(normalize(word))
+    ]
+    if not runs:
+        return None
+
+    def keep(content: str) -> bool:
+        text = normalize(content)
+        return all(wordbreak.found_as_word(text, run) for run in runs)
+
+    return keep
 
 
 def chunks(text: str, size: int = CHUNK_SIZE, overlap: int = CHUNK_OVERLAP) -> list[str]:

@@ -160,25 +160,37 @@ class Index:
             )
         db.execute("INSERT INTO files(path, blob) VALUES (?, ?)", (path, blob))
 
-    def search(self, match: str, limit: int) -> list[Hit]:
-        """Chunks matching the FTS5 expression, best first."""
+    def search(
+        self, match: str, limit: int, keep: Callable[[str], bool] | None = None
+    ) -> list[Hit]:
+        """Chunks matching the FTS5 expression, best first; with `keep`, only the chunks whose
+        text it keeps (read in batches until `limit` are kept or none is left)."""
         left, right = search_text.HIGHLIGHT
-        rows = (
-            self.connect()
-            .execute(
-                # `rank` (bm25 by default) lets FTS5 sort by itself, and snippet() then runs
-                # for the rows returned only: about twice as fast as ORDER BY bm25(...).
-                "SELECT c.path, c.seq, snippet(chunks_fts, 0, ?, ?, '…', ?), rank "
-                "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-                "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
-                (left, right, SNIPPET_TOKENS, match, limit),
+        batch = limit if keep is None else 2 * limit + 8
+        hits: list[Hit] = []
+        offset = 0
+        while True:
+            rows = (
+                self.connect()
+                .execute(
+                    # `rank` (bm25 by default) lets FTS5 sort by itself, and snippet() then
+                    # runs for the rows returned only: about twice as fast as ORDER BY bm25(...).
+                    "SELECT c.path, c.seq, snippet(chunks_fts, 0, ?, ?, '…', ?), rank, c.content "
+                    "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                    "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?",
+                    (left, right, SNIPPET_TOKENS, match, batch, offset),
+                )
+                .fetchall()
             )
-            .fetchall()
-        )
-        return [
-            Hit(path, search_text.unsegment(snippet).strip(), round(-float(rank), 6), seq)
-            for path, seq, snippet, rank in rows
-        ]
+            for path, seq, snippet, rank, content in rows:
+                if keep is None or keep(content):
+                    text = search_text.unsegment(snippet).strip()
+                    hits.append(Hit(path, text, round(-float(rank), 6), seq))
+                    if len(hits) == limit:
+                        return hits
+            if len(rows) < batch:
+                return hits
+            offset += batch
 
 
 def _schema_row(db: sqlite3.Connection) -> str | None:

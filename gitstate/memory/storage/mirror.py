@@ -10,8 +10,6 @@ manifest names all send the caller to the brain through pygit2, as before.
 
 from __future__ import annotations
 
-import hashlib
-
 from gitstate.memory.document.files import is_memory_path
 from gitstate.memory.storage import cache as memory_cache
 from gitstate.memory.storage.layout import MEMORY_REF, BrainLayout
@@ -61,6 +59,8 @@ def cached_tip(layout: BrainLayout, tip: str) -> CachedTip | None:
 
 def blob_id(data: bytes, width: int = 40) -> str:
     """Git's object id of a blob holding `data` (SHA-1, or SHA-256 for 64-digit ids)."""
+    import hashlib  # OpenSSL's start-up: only a catch-up from the cache pays for it
+
     digest = hashlib.sha256() if width == 64 else hashlib.sha1(usedforsecurity=False)
     digest.update(b"blob %d\0" % len(data))
     digest.update(data)

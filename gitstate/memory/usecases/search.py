@@ -18,7 +18,7 @@ from typing import NamedTuple, TypeVar
 
 from gitstate.errors import Failure, UsageError
 from gitstate.memory.document.files import is_memory_path
-from gitstate.memory.document.search_text import fts_query
+from gitstate.memory.document.search_text import fts_query, word_filter
 from gitstate.memory.storage import mirror
 from gitstate.memory.storage.fts import CaughtUp, Hit, Index
 from gitstate.memory.storage.layout import BrainLayout
@@ -136,10 +136,11 @@ def search(query: str, limit: int = DEFAULT_LIMIT) -> list[Hit]:
         raise UsageError("QUERY has no word to search for")
     if limit < 1:
         raise UsageError("--limit must be at least 1")
+    keep = word_filter(query)
 
     def work(index: Index, source: Source, _retry: bool) -> list[Hit]:
         catch_up(source, index)
-        return index.search(match, limit)
+        return index.search(match, limit, keep)
 
     return _run(work)
 
