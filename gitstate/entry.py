@@ -21,6 +21,12 @@ def main() -> None:
         from gitstate.hooks.agent import run
 
         sys.exit(run(argv[1:]))
+    if argv[:2] == ["memory", "search"]:  # agents search in a loop: no click for the usual forms
+        from gitstate.memory.search_cli import run as search
+
+        code = search(argv[2:])
+        if code is not None:
+            sys.exit(code)
     from gitstate.cli import main as cli_main
 
     cli_main()
