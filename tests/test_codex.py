@@ -270,8 +270,9 @@ def model_server() -> Iterator[str]:
     not REAL or not os.environ.get("AGY_E2E_CODEX"),
     reason="opt in: AGY_E2E_CODEX=/path/to/codex runs the real Codex CLI",
 )
+@pytest.mark.parametrize("scope", ["project", "user"])
 def test_the_real_codex_runs_our_trusted_hooks(
-    repo: Repo, cli: Any, hermetic: Path, model_server: str
+    repo: Repo, cli: Any, hermetic: Path, model_server: str, scope: str
 ) -> None:
     """codex exec against a local fake model: the state injected as a developer message, the
     stop blocked once (the reason comes back as the next prompt), then let go."""
@@ -282,7 +283,9 @@ def test_the_real_codex_runs_our_trusted_hooks(
         f'name = "fake"\nbase_url = "{model_server}"\nenv_key = "FAKE_KEY"\n'
         'wire_api = "responses"\n'
     )
-    assert cli("install", "--agent", "codex", "--scope", "user").exit_code == 0
+    assert cli("install", "--agent", "codex", "--scope", scope).exit_code == 0
+    if scope == "project":
+        trust_project(repo, hermetic)
     in_progress(cli)
     assert REAL is not None
     proc = subprocess.run(
