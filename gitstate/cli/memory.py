@@ -385,36 +385,4 @@ def import_cmd(path: str, dry_run: bool, allow_secret: bool, as_json: bool) -> N
         _warnings(done.written.warnings)
 
 
-@memory.command("import")
-@click.argument("path", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
-@click.option("--dry-run", is_flag=True, help="Only list what would be imported, and where.")
-@click.option("--allow-secret", is_flag=True, help="Import even if a line looks like a credential.")
-@json_option
-def import_cmd(path: str, dry_run: bool, allow_secret: bool, as_json: bool) -> None:
-    """Import a folder of Markdown (an Agent Brain's ~/.agent-brain) in one commit, merged."""
-    from gitstate.memory.usecases import importing
-
-    done = importing.import_folder(path, dry_run, allow_secret)
-    if as_json:
-        emit_json(done.as_json())
-        return
-    for planned in done.files:
-        where = planned.path
-        if planned.source != planned.path:
-            where += f" <- {planned.source}"
-        verb = f"would be {planned.action}" if dry_run else planned.action
-        say(f"{'unchanged' if planned.action == 'unchanged' else verb}: {where}")
-    for skipped in done.skipped:
-        say(f"skipped: {skipped.source} ({skipped.reason})")
-    files, changed = counted(len(done.files), "file"), counted(len(done.changed), "brain file")
-    if dry_run:
-        say(f"would import {files} into {changed}")
-    elif done.written is None or done.written.commit is None:
-        say(f"nothing to import: the brain holds all of {files}")
-    else:
-        say(f"imported {files} into {changed} ({short(done.written.commit)})")
-        _created(done.written.brain, done.written.created)
-        _warnings(done.written.warnings)
-
-
 __all__ = ["memory"]
