@@ -92,6 +92,13 @@ echo '{"ops": [{"op": "done", "step": 1, "verify": "ran it"}, {"op": "start", "s
 - Keys: goal, done, changed_files, open_issues, key_data, failed_attempts, next_steps.
 - Hand edits to STATE.md are fine too: `git agy-state check`, then `git agy-state save -m "…"`.
 
+## The agy-state MCP tools, when you have them
+Prefer them to the shell lines above (`git agy-state install --mcp` registers the server):
+`state_patch` takes the ops of `--ops` as a list, texts as they are (no shell quoting; CJK and
+`|` are safe); `state_show`, `state_status`, `decide`, `phase`, `checkpoint` and the others
+answer with what their command prints with `--json`; a failure is a tool error carrying
+`error`, `hint` and `code`, and changed nothing.
+
 ## The seven sections (fixed order; at most 5 non-blank lines each)
 - Goal: the task in a line or two, in the user's terms.
 - Done: finished steps, `- [x] … | verified: how you checked it`. When full, the oldest
