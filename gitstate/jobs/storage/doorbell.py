@@ -1,11 +1,14 @@
 """Doorbells: wake the processes that wait on the job queue at once, without polling.
 
 A waiter makes a named pipe `<commondir>/agy/queue/<name>.bell` and keeps it open for reading
-(O_RDWR, so it never reads end-of-file); whoever changes the queue rings every bell with one
-non-blocking byte. A ring that lands between a waiter's look at the queue and its wait stays in
-the pipe, so no wake-up is lost. A process that dies without ringing (kill -9) is noticed
-through a pidfd where the kernel has them (Linux ≥ 5.3); the caller's timeout is the safety net.
-Standard library only.
+(O_RDWR, so it never reads end-of-file); whoever changes the queue rings with one non-blocking
+byte per bell: every watcher's bell (`job watch`, `run --wait`), and the bell of the queued job
+first in line only. Waking every waiting supervisor for each change would make each of them
+count the whole queue — work that grows with the square of the queue's length — when only the
+first in line can take a slot; it hands on by ringing again once it has claimed one. A ring that
+lands between a waiter's look at the queue and its wait stays in the pipe, so no wake-up is
+lost. A process that dies without ringing (kill -9) is noticed through a pidfd where the kernel
+has them (Linux ≥ 5.3); the caller's timeout is the safety net. Standard library only.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ import select
 from collections.abc import Iterable
 from pathlib import Path
 
+from gitstate.jobs.document.queue_order import queue_key
+from gitstate.jobs.storage import files as jobfiles
 from gitstate.jobs.storage.files import queue_dir
+from gitstate.jobs.storage.probe import JOB_ID_RE
 from gitstate.storage.layout import Layout
 
 SUFFIX = ".bell"
@@ -76,33 +82,50 @@ class Bell:
 
 
 def ring(layout: Layout) -> int:
-    """Ring every bell; unlink the ones nobody listens to. Returns how many were rung."""
+    """Ring every watcher's bell and the bell of the first queued job that listens; unlink the
+    bells nobody listens to. Returns how many were rung."""
     folder = queue_dir(layout)
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return 0
     rung = 0
+    waiting: list[tuple[tuple[str, int, str], str]] = []
     for entry in entries:
         if not entry.name.endswith(SUFFIX):
             continue
-        try:
-            fd = os.open(entry.path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError as exc:
-            if exc.errno == errno.ENXIO:  # no reader: its waiter died
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
+        name = entry.name[: -len(SUFFIX)]
+        if JOB_ID_RE.match(name):
+            meta = jobfiles.read_json(jobfiles.files(layout, name).meta)
+            if isinstance(meta, dict) and meta.get("state") == "queued" and "id" in meta:
+                waiting.append((queue_key(meta), entry.path))
             continue
-        try:
-            os.write(fd, b"\n")
-            rung += 1
-        except BlockingIOError:
-            rung += 1  # full: it has been rung already
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        rung += _ring_one(entry.path)
+    for _key, path in sorted(waiting):
+        if _ring_one(path):
+            return rung + 1
     return rung
+
+
+def _ring_one(path: str) -> int:
+    """1 when the bell at `path` was rung (or is full: rung already), else 0; a bell nobody
+    listens to any more (its waiter died) is removed."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # no reader: its waiter died
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        return 0
+    try:
+        os.write(fd, b"\n")
+        return 1
+    except BlockingIOError:
+        return 1  # full: it has been rung already
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
 
 
 def pidfds(pids: Iterable[int]) -> list[int]:

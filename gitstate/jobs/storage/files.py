@@ -15,7 +15,6 @@ import contextlib
 import fcntl
 import json
 import os
-import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -108,7 +107,9 @@ def new_job(layout: Layout, now: float | None = None) -> JobFiles:
     root = private.make_dir(jobs_root(layout))  # also tightens a root an older version made
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(time.time() if now is None else now))
     while True:
-        suffix = "".join(secrets.choice(_ALPHABET) for _ in range(4))
+        # os.urandom, not the secrets module: its import (hmac, random) is paid by every
+        # process that loads this one, the supervisors included. The id needs no secrecy.
+        suffix = "".join(_ALPHABET[byte % len(_ALPHABET)] for byte in os.urandom(4))
         folder = root / f"j-{stamp}-{suffix}"
         try:
             os.mkdir(folder, private.DIR_MODE)

@@ -19,12 +19,15 @@ from typing import Any
 
 from gitstate.errors import NotFound
 from gitstate.jobs.document.pending import ACTIVE
+from gitstate.jobs.document.queue_order import queue_key
 from gitstate.jobs.storage import doorbell
 from gitstate.jobs.storage import files as jobfiles
 from gitstate.jobs.storage.files import JobFiles
 from gitstate.storage.layout import Layout
 
 Meta = dict[str, Any]
+
+__all__ = ["queue_key"]  # the queue's order: jobs/document/queue_order.py
 
 TERMINAL = ("done", "error", "cancelled", "interrupted")
 JOB_ENV = "AGY_JOB_ID"  # set in the agent's environment: how a pid is known to be ours
@@ -81,14 +84,6 @@ def update(
     if new is not None and ring:
         doorbell.ring(layout)
     return new
-
-
-def queue_key(meta: Meta) -> tuple[str, int, str]:
-    return (
-        meta.get("queued_at") or meta.get("created_at") or "",
-        meta.get("queue_seq") or 0,
-        meta["id"],
-    )
 
 
 # ---- reconciliation -----------------------------------------------------------------------

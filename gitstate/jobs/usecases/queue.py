@@ -4,11 +4,13 @@ Slots are counted, not held: under the queue lock a job may start when the runni
 queued jobs ahead of it (by submission time, then sequence number) leave a slot free. Counting
 reconciles first, so a dead supervisor's slot is free at once and its agent is ended.
 
-Hand-off without polling: a waiting supervisor sleeps on its doorbell (a FIFO) and on pidfds of
-the supervisors that hold or precede its slot. A finishing job, a cancel, a queue timeout or a
-reconciliation rings every bell right after the queue lock is released; a supervisor killed
-with -9 wakes the waiters through its pidfd. SAFETY_WAIT only bounds a wait nobody announced
-(maxConcurrent raised by hand, a kernel without pidfds).
+Hand-off without polling: a waiting supervisor sleeps on its doorbell (a FIFO) and on pidfds: the
+first in line on the slot holders', every other waiter on the one just ahead of it. A finishing
+job, a cancel, a queue timeout or a reconciliation rings, right after the queue lock is
+released, the bell of the first job in line (and the watchers'), which rings the next once it
+has claimed a slot; a supervisor killed with -9 wakes its watcher through its pidfd.
+SAFETY_WAIT only bounds a wait nobody announced (maxConcurrent raised by hand, a kernel without
+pidfds).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ SAFETY_WAIT = 5.0
 class Standing(NamedTuple):
     running: int  # jobs holding a slot
     ahead: int  # queued jobs before this one
-    pids: tuple[int, ...]  # supervisors whose exit can open the way
+    pids: tuple[int, ...]  # supervisors whose exit can move this job on
 
 
 def standing_locked(layout: Layout, job_id: str) -> tuple[Standing, list[Meta]]:
@@ -49,11 +51,10 @@ def standing_locked(layout: Layout, job_id: str) -> tuple[Standing, list[Meta]]:
     queued.sort(key=lifecycle.queue_key)
     ids = [m["id"] for m in queued]
     ahead = ids.index(job_id) if job_id in ids else len(ids)
-    pids = tuple(
-        m["pid_supervisor"]
-        for m in (*running, *queued[:ahead])
-        if isinstance(m.get("pid_supervisor"), int)
-    )
+    # The first in line watches the slot holders; every other waiter the one just ahead of it
+    # (a kill -9 there moves it up; the rest of the queue hears of changes by the bell).
+    watched = running if ahead == 0 else queued[ahead - 1 : ahead]
+    pids = tuple(m["pid_supervisor"] for m in watched if isinstance(m.get("pid_supervisor"), int))
     return Standing(len(running), ahead, pids), orphans
 
 
@@ -112,6 +113,7 @@ def wait_for_slot(
             for orphan in orphans:
                 lifecycle.finish_orphan(layout, orphan)
             if claimed is not None:
+                doorbell.ring(layout)  # hand on: the next in line may find a slot free too
                 return claimed
             if left:
                 doorbell.ring(layout)

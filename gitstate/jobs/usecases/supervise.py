@@ -9,7 +9,6 @@ while the job is still this round's running job, so a cancel is never overwritte
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -17,9 +16,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from gitstate import error_map
 from gitstate.document.language import counted
 from gitstate.errors import EXIT_OK, EXIT_TERMINATED, AgyError
 from gitstate.jobs.document import config as config_mod
@@ -314,13 +312,30 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
 
 
+class _Args(NamedTuple):
+    repo: str  # the repository's common git dir
+    job: str
+    round: int
+    lock_fd: int
+
+
+def _parse(argv: list[str]) -> _Args:
+    """submit._spawn's fixed command line (`--repo D --job ID --round N --lock-fd FD`), read
+    without argparse: its import is a cost every job's start would pay."""
+    given = dict(zip(argv[::2], argv[1::2], strict=False))
+    try:
+        return _Args(
+            given["--repo"], given["--job"], int(given["--round"]), int(given["--lock-fd"])
+        )
+    except (KeyError, ValueError):
+        raise SystemExit(
+            "usage: python -m gitstate.jobs.usecases.supervise "
+            "--repo COMMONDIR --job ID --round N --lock-fd FD"
+        ) from None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gitstate.jobs.usecases.supervise")
-    parser.add_argument("--repo", required=True, help="the repository's common git dir")
-    parser.add_argument("--job", required=True)
-    parser.add_argument("--round", type=int, required=True)
-    parser.add_argument("--lock-fd", type=int, required=True)
-    args = parser.parse_args(argv)
+    args = _parse(sys.argv[1:] if argv is None else argv)
     os.set_inheritable(args.lock_fd, False)  # agents must not keep the supervisor "alive"
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _terminate)
@@ -331,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     except Terminated:
         return EXIT_TERMINATED
     except Exception as exc:  # leave a trace in stderr.log; readers reconcile the state
+        from gitstate import error_map  # only on failure: the map loads every error's words
+
         code, lines = error_map.text(exc)
         print("\n".join(f"supervisor: {line}" for line in lines), file=sys.stderr)
         return code
