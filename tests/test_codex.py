@@ -309,3 +309,65 @@ def test_the_real_codex_runs_our_trusted_hooks(
         if '"agent_message"' in line
     ]
     assert messages == ["reply 1", "reply 2"]
+
+
+USERS_CONFIG = """# my codex settings — 中文
+model = "gpt-5.5"
+
+[features]
+hooks = true  # on
+
+[mcp_servers.other]
+command = "other-server"
+args = ["--x"]
+
+[hooks.state."/elsewhere/hooks.json:stop:0:0"]
+trusted_hash = "sha256:0000"
+enabled = false
+"""
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+@pytest.mark.parametrize("text", [USERS_CONFIG, USERS_CONFIG.rstrip("\n"), ""])
+def test_the_users_config_toml_comes_back_byte_for_byte(
+    repo: Repo, cli: Any, hermetic: Path, scope: str, text: str
+) -> None:
+    path = config(hermetic)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text.encode())
+    assert cli("install", "--agent", "codex", "--scope", scope).exit_code == 0
+    installed = path.read_text()
+    assert installed.startswith(text) and installed.count("trusted_hash") == 3 + text.count(
+        "trusted"
+    )
+    assert cli("install", "--agent", "codex", "--scope", scope).exit_code == 0
+    assert path.read_text() == installed  # a second install changes nothing
+    assert cli("uninstall", "--agent", "codex", "--scope", scope).exit_code == 0
+    assert path.read_bytes() == text.encode()
+
+
+def test_a_hook_the_user_disabled_stays_disabled_on_reinstall(
+    repo: Repo, cli: Any, codex: Path, hermetic: Path
+) -> None:
+    cli("install", "--agent", "codex", "--scope", "user")
+    path = config(hermetic)
+    stop = next(line for line in path.read_text().splitlines() if ":stop:" in line)
+    path.write_text(path.read_text().replace(stop, stop + "\nenabled = false"))
+    cli("install", "--agent", "codex", "--scope", "user")
+    assert stop + "\nenabled = false" in path.read_text()
+    in_progress(cli)
+    assert run(repo, codex, "--json", "--", "hi")["blocks"] == []  # Codex skips it
+
+
+def test_a_config_toml_that_does_not_parse_is_refused_and_nothing_is_written(
+    repo: Repo, cli: Any, hermetic: Path
+) -> None:
+    path = config(hermetic)
+    path.parent.mkdir(parents=True)
+    path.write_text("model = = 'x'\n")
+    result = cli("install", "--agent", "codex", "--scope", "user")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ") and "not valid TOML" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in path.parent.iterdir()) == ["config.toml"]
+    assert path.read_text() == "model = = 'x'\n"

@@ -107,13 +107,16 @@ def agent_dir(place: Place, scope: str) -> Path:
 
 
 def install(place: Place, scope: str, command: str) -> list[str]:
-    from gitstate.agents import codex_trust, settings
+    from gitstate.agents import codex_trust, settings, toml_table
 
     base = agent_dir(place, scope)
+    config = user_dir(place) / "config.toml"
+    # A config.toml we could not edit is refused before anything is written: hooks without
+    # their trust would be installed for nothing.
+    toml_table.loads(codex_trust.read(config), str(config))
     lines, data, path = settings.install(
         place.ledger, base, TITLE, hook_entries(command), HOOKS_FILE
     )
-    config = user_dir(place) / "config.toml"
     lines += codex_trust.grant(place.ledger, config, codex_trust.ours(path, data), TITLE)
     if scope == "project":
         text = codex_trust.read(config)
@@ -131,13 +134,16 @@ def install(place: Place, scope: str, command: str) -> list[str]:
 
 
 def uninstall(place: Place, scope: str) -> list[str]:
-    from gitstate.agents import codex_trust, settings, settings_file
+    from gitstate.agents import codex_trust, settings, settings_file, toml_table
 
     base = agent_dir(place, scope)
     path = base / HOOKS_FILE
     config = user_dir(place) / "config.toml"
     entries = codex_trust.ours(path, settings_file.load(path).data)
-    lines = codex_trust.revoke(place.ledger, config, entries, TITLE)
+    try:
+        lines = codex_trust.revoke(place.ledger, config, entries, TITLE)
+    except toml_table.Unparsable as exc:  # the hooks still go: they are what runs
+        lines = [f"note: {exc.message}: remove our [hooks.state] entries from it by hand"]
     lines += settings.uninstall(place.ledger, base, TITLE, HOOKS_FILE)
     return lines
 

@@ -98,7 +98,11 @@ def grant(ledger: Ledger, config: Path, entries: list[Entry], who: str) -> list[
     text = read(config)
     new = text
     for entry in entries:
-        new = toml_table.upsert(new, _table(entry), {"trusted_hash": entry.hash}, str(config))
+        # Keep what else the user set there (`enabled = false` from Codex's /hooks stays).
+        found = toml_table.get(new, _table(entry), str(config))
+        values = {**found, "trusted_hash": entry.hash} if isinstance(found, dict) else {}
+        values = values or {"trusted_hash": entry.hash}
+        new = toml_table.upsert(new, _table(entry), values, str(config))
     if new == text:
         return [f"{who}: {config} already trusts our hooks; unchanged"] if entries else []
     created = not config.exists()
