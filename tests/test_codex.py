@@ -230,11 +230,17 @@ class _FakeModel(BaseHTTPRequestHandler):
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens_details": {"reasoning_tokens": 0},
         }
+        text = f"reply {n}"
+        wanted = body.get("text", {}).get("format", {})
+        if wanted.get("type") == "json_schema":  # --output-schema: an answer of that schema
+            kinds = {"boolean": True, "array": []}
+            properties = wanted["schema"]["properties"].items()
+            text = json.dumps({k: kinds.get(v.get("type"), "done") for k, v in properties})
         message = {
             "type": "message",
             "role": "assistant",
             "id": f"m{n}",
-            "content": [{"type": "output_text", "text": f"reply {n}"}],
+            "content": [{"type": "output_text", "text": text}],
         }
         events = [
             ("response.created", {"response": {"id": f"r{n}"}}),
@@ -309,6 +315,36 @@ def test_the_real_codex_runs_our_trusted_hooks(
         if '"agent_message"' in line
     ]
     assert messages == ["reply 1", "reply 2"]
+
+
+@pytest.mark.skipif(
+    not REAL or not os.environ.get("AGY_E2E_CODEX"),
+    reason="opt in: AGY_E2E_CODEX=/path/to/codex runs the real Codex CLI",
+)
+def test_a_job_runs_the_real_codex_exec(
+    jobs_repo: Repo, cli: Any, hermetic: Path, model_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = hermetic / ".codex"
+    home.mkdir()
+    config(hermetic).write_text(
+        'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
+        f'name = "fake"\nbase_url = "{model_server}"\nenv_key = "FAKE_KEY"\n'
+        'wire_api = "responses"\n'
+    )
+    monkeypatch.setenv("FAKE_KEY", "x")
+    assert REAL is not None
+    jobs_repo.git("config", "agy.agent", REAL)
+    jobs_repo.git("config", "agy.agentKind", "codex")
+    job = submit(cli, "-do it")["job_id"]
+    [row] = finish(cli, job)
+    assert row["state"] == "done" and row["contract_ok"] is True, row
+    first = _FakeModel.requests[0]
+    assert first["text"]["format"]["strict"] is True
+    assert "-do it" in json.dumps(first["input"][-1])
+    run_json(cli, "job", "feedback", job, "again")
+    [row] = finish(cli, job)
+    assert row["state"] == "done", row
+    assert "again" in json.dumps(_FakeModel.requests[-1]["input"][-1])
 
 
 USERS_CONFIG = """# my codex settings — 中文
