@@ -83,10 +83,18 @@ def message(job_id: str, round_no: int, state: str, subject: str) -> str:
 
 
 def commit(
-    layout: Layout, job_id: str, round_no: int, state: str, contents: dict[str, str], subject: str
+    layout: Layout,
+    job_id: str,
+    round_no: int,
+    state: str,
+    contents: dict[str, str],
+    subject: str,
+    settings: dict[str, str] | None = None,
 ) -> str:
-    """Commit the round's record on refs/agy/jobs/<id> (compare-and-swap, retried)."""
-    settings = gitcli.config(layout, *CONFIG_KEYS)
+    """Commit the round's record on refs/agy/jobs/<id> (compare-and-swap, retried). `settings`:
+    CONFIG_KEYS as the caller read them already (lower-case keys), else read here."""
+    if settings is None:
+        settings = gitcli.config(layout, *CONFIG_KEYS)
     if settings.get("extensions.objectformat", "sha1").lower() != "sha1" or settings.get(
         "core.sharedrepository"
     ):

@@ -12,16 +12,25 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gitstate.jobs.document import config as config_mod
+from gitstate.jobs.storage import record_commit
 from gitstate.storage import gitcli
 from gitstate.storage.layout import Layout
 
+Reader = Callable[[str], str | None]
 
-def config_reader(layout: Layout) -> Callable[[str], str | None]:
-    """The jobs' settings as config_mod.load reads them, from one `git config` process (git's
-    own reading: include files, every scope)."""
-    # git matches the pattern against its lower-cased key names: ask in lower case.
-    values = gitcli.config(layout, *(key.lower() for key in config_mod.KEYS))
-    return lambda key: values.get(key.lower())
+
+def settings(layout: Layout) -> dict[str, str]:
+    """The jobs' settings and what the record commit reads (record_commit.CONFIG_KEYS), from
+    one `git config` process (git's own reading: include files, every scope); keys in lower
+    case, as git matches them."""
+    keys = {key.lower() for key in (*config_mod.KEYS, *record_commit.CONFIG_KEYS)}
+    return gitcli.config(layout, *sorted(keys))
+
+
+def config_reader(layout: Layout, values: dict[str, str] | None = None) -> Reader:
+    """A reader for config_mod.load: of `values` (from settings()), else of a fresh read."""
+    found = settings(layout) if values is None else values
+    return lambda key: found.get(key.lower())
 
 
 def branch_tip(layout: Layout, branch: str) -> str | None:

@@ -50,6 +50,7 @@ class Supervisor:
         self.job: JobFiles = jobfiles.files(layout, job_id)
         self.round = round_no
         self.settings: JobConfig | None = None  # as read at the start; _limit reads it again
+        self.git_settings: dict[str, str] | None = None  # the one git config read of the start
 
     def run(self) -> None:
         meta = jobfiles.read_json(self.job.meta)
@@ -79,6 +80,9 @@ class Supervisor:
         self._run_round(claimed, config)
 
     def _config(self) -> JobConfig:
+        if self.git_settings is None:  # the start: read once, for the settings and the record
+            self.git_settings = supervisor_git.settings(self.layout)
+            return config_mod.load(supervisor_git.config_reader(self.layout, self.git_settings))
         return config_mod.load(supervisor_git.config_reader(self.layout))
 
     def _limit(self) -> int:
@@ -240,7 +244,9 @@ class Supervisor:
         record_error = None
         try:
             subject = record_commit.subject_of(result)
-            record_commit.commit(self.layout, self.job.id, self.round, state, contents, subject)
+            record_commit.commit(
+                self.layout, self.job.id, self.round, state, contents, subject, self.git_settings
+            )
         except Exception as exc:  # the runtime files still hold the round
             record_error = f"{type(exc).__name__}: {exc}"
 
