@@ -330,3 +330,21 @@ def test_memory_add_then_search_finds_it(repo: Repo) -> None:
     assert [hit["path"] for hit in found["hits"]] == [added["path"]]
     assert bad["code"] == 64
     assert logged["project"] == repo.path.name
+
+
+def test_arguments_that_do_not_fit_the_schema_are_usage_errors(repo: Repo) -> None:
+    async def session(client: ClientSession) -> Any:
+        wrong_type = refusal(await client.call_tool("state_patch", {"ops": "set goal"}))
+        missing = refusal(await client.call_tool("decide", {"type": "Rule"}))
+        empty = refusal(await client.call_tool("state_patch", {"ops": []}))
+        return wrong_type, missing, empty
+
+    [(wrong_type, missing, empty)] = serve(repo.path, session)
+    assert wrong_type == {
+        "error": "state_patch: ops: input should be a valid list",
+        "code": 64,
+        "hint": "the tool's input schema lists state_patch's arguments",
+    }
+    assert missing["code"] == 64 and missing["error"] == "decide: text: field required"
+    assert empty["code"] == 64
+    assert repo.ref() is None

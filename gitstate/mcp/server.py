@@ -21,8 +21,10 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
 
 from gitstate import __version__, error_map
+from gitstate.errors import UsageError
 from gitstate.mcp import tools
 from gitstate.mcp.ops_schema import ops_schema
 
@@ -46,6 +48,29 @@ def error_result(exc: BaseException) -> CallToolResult:
     )
 
 
+class _Tool(Tool):
+    """A tool whose arguments, when they do not fit its schema (a wrong type, a missing one),
+    are a usage error like any other (exit code 64's object), not the SDK's bare text."""
+
+    async def run(self, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            return error_result(_usage(self.name, exc))
+        return await super().run(arguments, *args, **kwargs)
+
+
+def _usage(name: str, exc: ValidationError) -> UsageError:
+    problems = [
+        f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg'].lower()}"
+        for error in exc.errors()
+    ]
+    return UsageError(
+        f"{name}: " + "; ".join(problems[:5]),
+        hint=f"the tool's input schema lists {name}'s arguments",
+    )
+
+
 def _guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -63,7 +88,7 @@ def _tool(fn: Callable[..., dict[str, Any]]) -> Tool:
     annotations = ToolAnnotations(
         read_only_hint=name in tools.READ_ONLY, destructive_hint=False, open_world_hint=False
     )
-    tool = Tool.from_function(
+    tool = _Tool.from_function(
         _guarded(fn),
         name=name,
         description=" ".join((fn.__doc__ or "").split()),
