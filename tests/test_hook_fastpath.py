@@ -112,7 +112,7 @@ class TestModulesLoaded:
         assert "write the test" in json.loads(printed)["injectSteps"][0]["ephemeralMessage"]
         assert families(modules, NEVER | {"gitstate.document.model"}) == set()
 
-    def test_clean_stop_guard_loads_neither_validation_nor_controls(
+    def test_clean_stop_guard_loads_neither_validation_nor_the_document_model(
         self, repo: Repo, cli: Any
     ) -> None:
         set_state(cli, started=True)
@@ -121,8 +121,7 @@ class TestModulesLoaded:
         assert "gitstate.document.validate" in first  # the first stop checks the bytes
         modules, again = loaded_by_hook(repo, "stop-guard", agy(repo))
         assert again == printed
-        skipped = {"gitstate.document.validate", "gitstate.document.controls"}
-        assert families(modules, NEVER | skipped) == set()
+        assert families(modules, NEVER | {"gitstate.document"}) == set()
 
     def test_clean_stop_guard_without_a_step_in_progress_loads_neither_document_module(
         self, repo: Repo, cli: Any
@@ -284,6 +283,79 @@ class TestStandIns:
             for n, c in controls.find(validate.strip_bom(text))
         ]
         assert validate._controls(language.EN, text) == full
+
+
+STEPS_VARIANTS = [
+    "- [>] plain",
+    "- [ ] first\n- [>] second",
+    "  - [>] indented",
+    "-\t[>]\ttabs",
+    "-\u00a0[>]\u3000unicode spaces",
+    "-  [>] two spaces: no item",
+    "- [>]no space: no item",
+    "- [>]",
+    "* [>] star: no item",
+    "- [ ] a\n  more text\n- [!] b | reason: c\n- [>] third line counts all lines",
+    "- [>] one\n- [>] two",
+    "- [ ] none in progress",
+    "- [>] trailing spaces   \t",
+    "\n\n- [>] after blank lines\n\n",
+]
+
+
+def documents() -> list[str]:
+    """Documents that parse, with their Next steps varied; the title moved, a preamble, CRLF."""
+    from gitstate.document.model import render, template
+
+    found = []
+    for lang in (language.EN, language.ZH_TW):
+        base = render(template(lang, "2026-01-02 03:04"))
+        for steps in STEPS_VARIANTS:
+            text = base.rstrip("\n") + "\n" + steps + "\n"
+            found += [text, text.replace("\n", "\r\n"), "preamble\n- [>] not a step\n" + text]
+            title, rest = text.split("\n", 1)
+            found.append(rest + title + "\n")  # the title after the steps still titles it
+    return found
+
+
+class TestStepInProgress:
+    @pytest.mark.parametrize("text", documents())
+    def test_step_in_progress_equals_the_models_reading(self, text: str) -> None:
+        from gitstate.document.model import parse, parse_item
+
+        doc = parse(text)  # raises if the sample does not parse: the sample would be wrong
+        expected = None
+        for number, line in enumerate(doc.steps(), start=1):
+            item = parse_item(line)
+            if item is not None and item.marker == ">":
+                expected = (number, item.text.strip())
+                break
+        assert agent.step_in_progress(text) == expected
+
+    def test_next_steps_is_the_last_section(self) -> None:
+        assert language.KEYS[-1] == "next_steps"
+        assert set(agent.STEP_MESSAGES) == set(language.LANGUAGES)
+
+    @pytest.mark.parametrize("configured", [None, "", "en", " zh_tw ", "ZH-cn", "fr", "zh"])
+    @pytest.mark.parametrize(
+        "env",
+        [
+            {},
+            {"LANG": "zh_TW.UTF-8"},
+            {"LC_MESSAGES": "zh_SG", "LANG": "zh_TW"},
+            {"LC_ALL": "", "LANG": "zh-HK"},
+            {"LC_ALL": "zh_CN.UTF-8", "LANG": "en_US"},
+            {"LANG": "de_DE"},
+        ],
+    )
+    def test_user_code_is_user_languages(
+        self, configured: str | None, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        for name in language.LOCALE_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert agent.user_code(configured) == language.user_language(configured, os.environ).code
 
 
 class TestHookLayout:

@@ -18,7 +18,7 @@ import sys
 
 import gitstate
 from gitstate import agents
-from gitstate.storage import gitconfig, view
+from gitstate.storage import view
 from gitstate.storage.hooklayout import brain_dir, discover, owner_refusal
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
@@ -317,6 +317,8 @@ def state_text(layout: Layout) -> str | None:
                 )
             )
             where = "show"
+    from gitstate.storage import gitconfig  # here: pre-compact reads no config
+
     config = gitconfig.get_many(layout, ("user.email", "agy.injectBudget"))  # one pass
     if author is not None:
         _, _, email = frame.ident(author)
@@ -400,6 +402,8 @@ def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
     A clean view whose bytes this version already found valid, for the same language settings,
     is not validated again (the mark, storage/view.py:valid_mark; docs/hooks.md, "Start-up
     cost"): then, with no `[>]` anywhere in it, no document module loads at all."""
+    from gitstate.storage import gitconfig
+
     configured = gitconfig.get(layout, "agy.language")
     clean = view.status(layout, data) == "clean"
     mark = _valid_mark(data, configured)
@@ -446,17 +450,51 @@ def _judge(hook: Hook, layout: Layout, data: bytes, configured: str | None) -> s
 
 def _step_reason(data: bytes, configured: str | None) -> str | None:
     """The step in progress of a valid STATE.md, as the reason not to stop yet."""
-    from gitstate.document.language import user_language
-    from gitstate.document.model import parse, parse_item
+    found = step_in_progress(data.decode("utf-8"))
+    if found is None:
+        return None
+    number, step = found
+    return STEP_MESSAGES[user_code(configured)].format(step=step, n=number)
 
-    user = user_language(configured, os.environ)
-    doc = parse(data.decode("utf-8"))
-    for number, line in enumerate(doc.steps(), start=1):
-        item = parse_item(line)
-        if item is not None and item.marker == ">":
-            step = item.text.strip()
-            return STEP_MESSAGES[user.code].format(step=step, n=number)
+
+def step_in_progress(text: str) -> tuple[int, str] | None:
+    """(its number among the Next steps lines, its words) of the first `[>]` step of a
+    document that parses, or None: what document/model.py's parse, Document.steps and
+    parse_item give, without loading the document model on every agent stop
+    (tests/test_hook_fastpath.py compares them). The seven sections of a parsed document are
+    in KEYS order, so Next steps is the last one: its non-blank lines, cut as outline cuts."""
+    title_seen = False
+    steps: list[str] = []
+    for raw in text.removeprefix("\ufeff").split("\n"):
+        line = raw.rstrip()  # with "\r" of a "\r\n": outline splits at \r?\n, then strips
+        if not title_seen and line.startswith("# "):
+            title_seen = True
+        elif line.startswith("## "):
+            steps = []  # a later heading: the lines so far were another section's
+        elif line.strip():
+            steps.append(line)
+    for number, line in enumerate(steps, start=1):
+        # model.ITEM_RE, for the `>` marker: ^\s*-\s\[>\]\s+(.*)$ on the stripped line
+        body = line.lstrip()
+        if body[:1] == "-" and body[1:2].isspace() and body[2:5] == "[>]" and body[5:6].isspace():
+            return number, body[5:].strip()
     return None
+
+
+def user_code(configured: str | None) -> str:
+    """document/language.py:user_language(configured, os.environ).code, without loading the
+    languages' tables: `agy.language` when it names one, else the locale's."""
+    if configured:
+        wanted = configured.strip().replace("_", "-").lower()
+        for code in STEP_MESSAGES:
+            if code.lower() == wanted:
+                return code
+    value = next((os.environ[n] for n in LOCALE_VARIABLES if os.environ.get(n)), "").lower()
+    if value.startswith(("zh_tw", "zh_hk", "zh-tw", "zh-hk")):
+        return "zh-TW"
+    if value.startswith(("zh_cn", "zh_sg", "zh-cn", "zh-sg")):
+        return "zh-CN"
+    return "en"
 
 
 def _save_if_dirty(hook: Hook, layout: Layout, data: bytes) -> str | None:
