@@ -160,6 +160,19 @@ def test_hooks_turned_off_fail_doctor(repo: Repo, cli: Any, codex: Path, hermeti
     assert run(repo, codex, "--json", "--", "hi")["ran"] == 0
 
 
+def test_an_old_codex_needs_the_old_switch(
+    repo: Repo, cli: Any, codex: Path, hermetic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli("install", "--agent", "codex", "--scope", "user")
+    monkeypatch.setenv("FAKE_CODEX_VERSION", "codex-cli 0.120.3")
+    check = doctor(cli)["Codex CLI"]
+    assert check["status"] == "warn" and "0.120.3" in check["detail"]
+    assert "codex_hooks = true" in check["hint"]
+    path = config(hermetic)
+    path.write_text(path.read_text() + "\n[features]\ncodex_hooks = true\n")
+    assert doctor(cli)["Codex CLI"]["status"] == "ok"
+
+
 def test_nothing_installed_means_no_codex_checks(repo: Repo, cli: Any, codex: Path) -> None:
     assert not [name for name in doctor(cli) if name.startswith("Codex")]
 

@@ -212,7 +212,7 @@ def doctor(place: Place) -> list[Finding]:
 def _version_and_features(config_text: str, config: Path) -> Finding:
     """Hooks are on by default from 0.130; before, `[features] codex_hooks = true` turns them on;
     `hooks = false` (or the old key) in the user's config turns them off. Read from the config
-    and `codex --version` only: doctor runs nothing that could write Codex's files."""
+    and the version (_version): doctor changes nothing of Codex's."""
     import shutil
 
     from gitstate.agents import toml_table
@@ -243,22 +243,38 @@ def _version_and_features(config_text: str, config: Path) -> Finding:
 
 
 def _version(codex: str) -> tuple[int, ...] | None:
+    """The installed version: from the npm package's package.json when `codex` is its launcher
+    (reading a file starts nothing), else `codex --version` (any codex invocation may set up
+    helper files in its home; a version query is the least of them)."""
+    import json
+    import os
     import re
     import subprocess
 
+    launcher = os.path.realpath(codex)
+    package = os.path.join(os.path.dirname(os.path.dirname(launcher)), "package.json")
+    text = ""
     try:
-        out = subprocess.run(
-            [codex, "--version"],
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=20,
-            check=False,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    found = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
-    return tuple(int(part) for part in found.groups()) if found else None
+        with open(package, encoding="utf-8") as handle:
+            found = json.load(handle)
+        if isinstance(found, dict) and found.get("name") == "@openai/codex":
+            text = str(found.get("version", ""))
+    except (OSError, ValueError):
+        pass
+    if not text:
+        try:
+            text = subprocess.run(
+                [codex, "--version"],
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=20,
+                check=False,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+    parts = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    return tuple(int(part) for part in parts.groups()) if parts else None
 
 
 # ---- background jobs --------------------------------------------------------------------------

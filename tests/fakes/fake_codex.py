@@ -1,6 +1,6 @@
 """A fake Codex CLI (`codex exec`) that runs hooks and answers the way codex-cli 0.171.0 does.
 
-    fake_codex.py --version
+    fake_codex.py --version        (FAKE_CODEX_VERSION overrides what it prints)
     fake_codex.py exec [OPTIONS] [--] [PROMPT]
     fake_codex.py exec resume [OPTIONS] [--] SESSION_ID [PROMPT]
 
@@ -321,7 +321,7 @@ def commit_a_file(cwd: Path, thread: str, turn: int) -> list[str]:
 def main() -> int:
     args = sys.argv[1:]
     if args in (["--version"], ["-V"]):
-        print(VERSION)
+        print(os.environ.get("FAKE_CODEX_VERSION", VERSION))
         return 0
     if not args or args[0] not in ("exec", "e"):
         sys.stderr.write("fake codex: only `exec` is faked\n")
