@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
-from install import Install, build
+from install import Install, add_source_option, build
 from timing import WARMUP, Sample, Timing, in_process, interleaved, timed_run, timing
 
 from gitstate.document.language import KEYS
@@ -940,6 +940,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=ROWS,
         help="run only these rows (repeatable): " + ", ".join(ROWS),
     )
+    add_source_option(parser)
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
     mode = "--quick" if args.quick else "full"
@@ -952,7 +953,8 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agy-bench-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
-        inst = build(root)  # before the seal: pip needs the real HOME's config and cache
+        # Before the seal: pip needs the real HOME's config and cache.
+        inst = build(root, args.source)
         env = inst.environ(sealed_env(root))
         seal_this_process(env, root)
         groups = [ROWS[name](inst, env, root, plan) for name in ROWS if name in chosen]

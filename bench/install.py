@@ -7,6 +7,7 @@ wheel (pip resolves pygit2 and click from its configured index and cache). Stand
 
     from install import build
     tool = build(root)            # once per bench run, into its temporary directory
+                                  # (build(root, source) for another checkout: --source)
     tool.cli                      # [<venv>/bin/git-agy-state]: what `git agy-state …` runs
     tool.hook_argv                # [<venv>/bin/python, -I, -m, gitstate]: what hooks run
     tool.python                   # <venv>/bin/python, for baselines in the same venv
@@ -15,6 +16,7 @@ wheel (pip resolves pygit2 and click from its configured index and cache). Stand
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -82,6 +84,18 @@ def _run(argv: list[str], cwd: Path) -> None:
         raise SystemExit(f"{' '.join(argv)} failed (exit {proc.returncode}):\n{proc.stderr}")
 
 
+def add_source_option(parser: argparse.ArgumentParser) -> None:
+    """`--source DIR`: time another checkout (a `git worktree` of an older commit gives the
+    "before" table of a before/after pair); the fixtures are still built by this one."""
+    parser.add_argument(
+        "--source",
+        metavar="DIR",
+        type=Path,
+        default=CHECKOUT,
+        help="the checkout to build into the wheel and time (default: the bench's own)",
+    )
+
+
 def build(root: Path, source: Path = CHECKOUT, python: str = sys.executable) -> Install:
     """Build a wheel of `source` (uncommitted edits included) and install it into a new venv
     under `root`; about 25 s with a warm pip cache. `python` makes the venv and the wheel."""
@@ -102,7 +116,7 @@ def build(root: Path, source: Path = CHECKOUT, python: str = sys.executable) -> 
     shutil.rmtree(copy)
     elapsed = time.perf_counter() - started
     print(
-        f"[bench] installed {tool.wheel.name} into a fresh venv in {elapsed:.0f} s",
+        f"[bench] installed {tool.wheel.name} of {source} into a fresh venv in {elapsed:.0f} s",
         file=sys.stderr,
         flush=True,
     )

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from install import Install, build
+from install import Install, add_source_option, build
 from timing import WARMUP, Sample, Timing, in_process, interleaved, timed_run, timing
 
 from bench import (
@@ -588,6 +588,7 @@ def main(argv: list[str] | None = None) -> int:
         help="Agent Brain's index-memory.py, for the rebuild and recall rows "
         "(default: $AGENT_BRAIN_INDEXER; skipped when absent)",
     )
+    add_source_option(parser)
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
     peer: Path | None = args.agent_brain
@@ -596,7 +597,8 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agy-bench-memory-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
-        inst = build(root)  # before the seal: pip needs the real HOME's config and cache
+        # Before the seal: pip needs the real HOME's config and cache.
+        inst = build(root, args.source)
         env = inst.environ(sealed_env(root))
         seal_this_process(env, root)
         progress(f"building a brain with {plan.blocks:,} session blocks")

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from install import build
+from install import add_source_option, build
 from timing import Sample, in_process, interleaved, timed_run
 
 from bench import (
@@ -91,6 +91,7 @@ def report(rows: list[Row]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    add_source_option(parser)
     args = parser.parse_args(argv)
     reps = QUICK_REPS if args.quick else FULL_REPS
     inproc_reps = reps * 6
@@ -98,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="agy-bench-secrets-") as tmp:
         root = Path(tmp)
-        inst = build(root)  # the subprocesses import the module from the wheel venv
+        # The subprocesses import the module from the wheel venv.
+        inst = build(root, args.source)
         env = inst.environ(sealed_env(root))
         new, old = document_text(1), document_text(0)
         state, previous, big = root / "STATE.md", root / "STATE.old.md", big_text(BIG_BYTES)
