@@ -135,10 +135,10 @@ def test_the_branch_tip_loose_and_packed(repo: Repo) -> None:
     assert supervisor_git.branch_tip(layout, "agy/gone") is None
 
 
-def test_uncommitted_files_as_pygit2_lists_them(repo: Repo) -> None:
+def test_uncommitted_files_as_pygit2_lists_them(repo: Repo, tmp_path: Path) -> None:
     repo.commit("kept.txt", "a\n")
     repo.commit("gone.txt", "b\n")
-    worktree = repo.path.parent / "wt"
+    worktree = tmp_path / "wt"
     repo.git("worktree", "add", "-q", str(worktree))
     (worktree / "kept.txt").write_text("changed\n")
     (worktree / "gone.txt").unlink()
@@ -151,7 +151,7 @@ def test_uncommitted_files_as_pygit2_lists_them(repo: Repo) -> None:
     assert supervisor_git.uncommitted(worktree) == sorted(expected)
     assert records.uncommitted(worktree) == sorted(expected)
     assert supervisor_git.uncommitted(repo.path) == []  # a main work tree: .git is a folder
-    assert supervisor_git.uncommitted(repo.path.parent / "nowhere") == []
+    assert supervisor_git.uncommitted(tmp_path / "nowhere") == []
 
 
 def test_the_supervisor_loads_neither_pygit2_nor_argparse(repo: Repo) -> None:
