@@ -10,7 +10,6 @@ The formats, the false-alarm policy and the block rule: docs/secrets.md.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right, insort
 from collections import namedtuple
 from itertools import accumulate
 
@@ -75,6 +74,8 @@ def scan_changed(new_text: str, old_text: str | None) -> list[SecretHit]:
         return result.hits
     old = set(_lines(old_text))
     fresh = [line not in old for line in _lines(new_text)]
+    from bisect import bisect_right
+
     starts = [0, *accumulate(map((1).__add__, map(len, new_text.split("\n"))))]
     kept = []
     for hit, (first, last) in zip(result.hits, result.extents, strict=True):
@@ -422,7 +423,7 @@ class _Scanner:
             while m is not None:
                 if not ends:
                     ends = list(accumulate(map((1).__add__, map(len, low.split("\n")))))
-                index = bisect_right(ends, m.start())
+                index = _bisect_right(ends, m.start())
                 lines.setdefault(index, set()).add(family)
                 # One hit per finder per line is enough: go on from the next line, so
                 # even a flood of literals on one line costs a single search.
@@ -723,9 +724,18 @@ def _name_start(line: str, at: int) -> int:
     return start
 
 
+def _bisect_right(ends: list[int], at: int) -> int:
+    # bisect is imported on the first hit: most texts the agent hook redacts have none.
+    from bisect import bisect_right
+
+    return bisect_right(ends, at)
+
+
 def _overlaps(found: _Found, start: int, end: int) -> bool:
     """Whether [start, end) overlaps a value in `found`, which is sorted and without overlaps,
     so only the neighbours need a look: a line of thousands of values stays linear."""
+    from bisect import bisect_left
+
     i = bisect_left(found, (start,))
     return (i > 0 and found[i - 1][1] > start) or (i < len(found) and found[i][0] < end)
 
@@ -733,6 +743,8 @@ def _overlaps(found: _Found, start: int, end: int) -> bool:
 def _claim(found: _Found, start: int, end: int, kind: str) -> None:
     """Record a value unless an earlier, more specific rule already took that text."""
     if not _overlaps(found, start, end):
+        from bisect import insort
+
         insort(found, (start, end, kind))
 
 

@@ -15,7 +15,6 @@ directory is refused, never followed or opened for reading), opened non-blocking
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import time
@@ -249,6 +248,8 @@ def write_atomic(path: Path | str, data: bytes) -> None:
         try:
             os.replace(tmp, path)
         except IsADirectoryError:  # name what is in the way, not our temporary file
+            import errno
+
             raise IsADirectoryError(errno.EISDIR, "it is a directory", str(path)) from None
     except BaseException:
         _unlink(tmp)
