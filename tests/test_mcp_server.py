@@ -348,3 +348,26 @@ def test_arguments_that_do_not_fit_the_schema_are_usage_errors(repo: Repo) -> No
     assert missing["code"] == 64 and missing["error"] == "decide: text: field required"
     assert empty["code"] == 64
     assert repo.ref() is None
+
+
+def test_without_the_sdk_mcp_and_install_mcp_say_what_to_install(
+    repo: Repo, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As if the `mcp` extra were not installed: the SDK cannot be imported.
+    import gitstate.mcp
+
+    monkeypatch.delitem(sys.modules, "gitstate.mcp.server", raising=False)
+    monkeypatch.delattr(gitstate.mcp, "server", raising=False)
+    for name in [n for n in sys.modules if n == "mcp" or n.startswith("mcp.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    served = cli("mcp")
+    assert served.exit_code == 1
+    assert served.stderr.splitlines() == [
+        "error: git agy-state mcp needs the MCP SDK, which is not installed",
+        "hint: pip install 'git-agy-state[mcp]' (or pipx inject git-agy-state mcp)",
+    ]
+    installed = cli("install", "--agent", "claude", "--mcp")
+    assert installed.exit_code == 1
+    assert "needs the MCP SDK" in installed.stderr and "Traceback" not in installed.stderr
+    assert not (repo.path / ".mcp.json").exists()

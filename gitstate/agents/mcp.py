@@ -108,7 +108,7 @@ def install(agent: str, title: str, place: Place, scope: str, argv: list[str]) -
     """Register the server (`argv`) with `agent`; the lines saying what was done."""
     if agent not in TARGETS:
         return [f"{title}: no MCP client known; no server registered"]
-    if importlib.util.find_spec("mcp") is None:
+    if not _sdk_installed():
         raise Failure(
             "the MCP server needs the MCP SDK, which is not installed; registered nothing",
             hint="pip install 'git-agy-state[mcp]' (or pipx inject git-agy-state mcp)",
@@ -122,6 +122,13 @@ def install(agent: str, title: str, place: Place, scope: str, argv: list[str]) -
     done = "registered" if changed else "already registered; unchanged"
     lines = [f"{title}: MCP server {SERVER} {done} in {target.path}"]
     return lines + [f"note: {note}" for note in target.notes]
+
+
+def _sdk_installed() -> bool:
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except ValueError:  # a module without a spec in sys.modules: not an importable SDK
+        return False
 
 
 def uninstall(agent: str, title: str, place: Place, scope: str) -> list[str]:
