@@ -200,6 +200,24 @@ def test_two_clients_patching_at_once_lose_nothing(repo: Repo) -> None:
     assert len(repo.git("rev-list", "refs/agy/state").split()) == 9
 
 
+def test_calls_sent_at_once_to_one_server_lose_nothing(repo: Repo) -> None:
+    run_tool("patch", "--set", "goal=g", cwd=repo.path)
+
+    async def session(client: ClientSession) -> Any:
+        async def add(n: int) -> None:
+            ops = [{"op": "add", "section": "key_data", "text": f"at once {n}"}]
+            answer(await client.call_tool("state_patch", {"ops": ops}))
+
+        async with anyio.create_task_group() as group:
+            for n in range(5):
+                group.start_soon(add, n)
+
+    serve(repo.path, session)
+    text = show_goal(repo)
+    assert all(f"- at once {n}" in text for n in range(5))
+    assert len(repo.git("rev-list", "refs/agy/state").split()) == 6
+
+
 def test_every_call_reads_the_refs_afresh(repo: Repo) -> None:
     async def session(client: ClientSession) -> Any:
         answer(
