@@ -16,14 +16,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gitstate.errors import NotFound, UsageError
+
+if TYPE_CHECKING:  # the use cases load pygit2: each tool imports its own when it runs
+    from gitstate.document.patch import Patch
+    from gitstate.storage.layout import Layout
+    from gitstate.usecases.workspace import Workspace
 
 Json = dict[str, Any]
 
 
-def _ws() -> Any:
+def _ws() -> Workspace:
     from gitstate.usecases.workspace import Workspace
 
     return Workspace.open()
@@ -167,11 +172,11 @@ def checkpoint(message: str | None = None, allow_secret: bool = False) -> Json:
 # ---- jobs ------------------------------------------------------------------------------------
 
 
-def _layout() -> Any:
+def _layout() -> Layout:
     return _ws().layout
 
 
-def _seed(worktree: Path, ops: Any, message: str) -> None:
+def _seed(worktree: Path, ops: Patch, message: str) -> None:
     """A job worktree's first snapshot, by the state core's patch (submit.Seeder)."""
     from gitstate.usecases.state import patch as patch_uc
     from gitstate.usecases.workspace import Workspace
