@@ -61,6 +61,18 @@ def test_the_record_is_the_commit_pygit2_writes(repo: Repo, tmp_path: Path) -> N
 RECORD_NAMES = list(CONTENTS)
 
 
+def test_with_signing_configured_git_writes_the_same_commit(repo: Repo, tmp_path: Path) -> None:
+    """commit.gpgsign set (here: false) hands the commit to `git commit-tree`: still Store's."""
+    repo.git("config", "commit.gpgsign", "false")
+    light = record_commit.commit(_supervisor_layout(repo), JOB, 1, "done", CONTENTS, "signed?")
+    other = Repo(tmp_path / "other")
+    other.path.mkdir()
+    other.git("init", "-q")
+    store = records.main_store(_layout(other))
+    assert light == records.commit_record(store, JOB, 1, "done", CONTENTS, "signed?")
+    assert repo.git("cat-file", "-t", light).strip() == "commit"
+
+
 def test_rounds_chain_and_the_reflog_names_them(repo: Repo) -> None:
     layout = _supervisor_layout(repo)
     first = record_commit.commit(layout, JOB, 1, "done", CONTENTS, "round one")

@@ -37,9 +37,17 @@ DEFAULT_EMAIL = "agy-state@localhost"
 # Read in the one `git config` call a record costs: the identity, and what sends the write to
 # pygit2 (an object format or shared permissions this writer does not produce).
 # Lower case: git matches the pattern against its lower-cased key names.
-CONFIG_KEYS = ("user.name", "user.email", "extensions.objectformat", "core.sharedrepository")
+CONFIG_KEYS = (
+    "user.name",
+    "user.email",
+    "commit.gpgsign",
+    "extensions.objectformat",
+    "core.sharedrepository",
+)
 _OID_CHARS = frozenset("0123456789abcdef")
-_DATE_RE = re.compile(r"^@?\d+ [+-]\d{4}$")
+_DATE_RE = re.compile(r"^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$")  # Store's forms; ISO is git's
+# A name or email written as given: no angle brackets or control characters, no outer spaces.
+_IDENT_OK = re.compile(r"^[^<>\x00-\x1f\x7f\s](?:[^<>\x00-\x1f\x7f]*[^<>\x00-\x1f\x7f\s])?$")
 
 
 def record_ref(job_id: str) -> str:
@@ -114,13 +122,16 @@ def commit(
             return _with_pygit2(layout, job_id, round_no, state, contents, subject)
         now = int(time.time())
         who = _identity(settings, now)
-        parents = ["-p", tip] if tip else []
-        proc = gitcli.run(layout, "commit-tree", tree, *parents, env=who.env, input=text)
-        new = proc.stdout.strip()
-        if proc.returncode != 0 or not _is_oid(new):
-            # git refuses what Store takes (an identity it will not guess, a signing key it
-            # cannot use): the pygit2 writer says why, or writes it as Store always has.
-            return _with_pygit2(layout, job_id, round_no, state, contents, subject)
+        if who.lines is not None and "commit.gpgsign" not in settings:
+            new = write_object(objects, "commit", _commit_bytes(tree, tip, who, text))
+        else:  # signing, or a date or name git reads its own way: git writes the commit
+            parents = ["-p", tip] if tip else []
+            proc = gitcli.run(layout, "commit-tree", tree, *parents, env=who.env, input=text)
+            new = proc.stdout.strip()
+            if proc.returncode != 0 or not _is_oid(new):
+                # git refuses what Store takes (an identity it will not guess, a signing key
+                # it cannot use): the pygit2 writer says why, or writes it as Store has.
+                return _with_pygit2(layout, job_id, round_no, state, contents, subject)
         log = f"{who.ident}\tagy-state: job {job_id} round {round_no}"
         if refs.update(
             layout.commondir, ref, tip, new, lambda: _ref_value(layout.commondir, ref), log
@@ -160,33 +171,61 @@ def _tree_bytes(entries: list[tuple[str, str]]) -> bytes:
 
 
 class _Who:
-    def __init__(self, env: dict[str, str], ident: str) -> None:
+    def __init__(self, env: dict[str, str], ident: str, lines: tuple[str, str] | None) -> None:
         self.env = env  # for git commit-tree: both identities resolved, the date when unset
         self.ident = ident  # `Name <email> seconds +hhmm`, the reflog line's committer
+        self.lines = lines  # (author, committer) as Store writes them; None: git must say
 
 
 def _identity(settings: dict[str, str], now: int) -> _Who:
-    """Store.signature's rule: GIT_<KIND>_NAME/EMAIL, then user.name/email, then ours."""
+    """Store.signature's rule: GIT_<KIND>_NAME/EMAIL, then user.name/email, then ours; the
+    date GIT_<KIND>_DATE, else now in the local offset."""
     env: dict[str, str] = {}
+    lines: list[str] = []
+    plain = True  # everything as Store would write it, so this process can write the commit
     for kind in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{kind}_NAME"] = (
-            os.environ.get(f"GIT_{kind}_NAME") or settings.get("user.name") or DEFAULT_NAME
-        )
-        env[f"GIT_{kind}_EMAIL"] = (
-            os.environ.get(f"GIT_{kind}_EMAIL") or settings.get("user.email") or DEFAULT_EMAIL
-        )
-    offset = (time.localtime(now).tm_gmtoff or 0) // 60
-    sign = "-" if offset < 0 else "+"
-    hours, minutes = divmod(abs(offset), 60)
-    stamp = f"{now} {sign}{hours:02d}{minutes:02d}"
-    given = os.environ.get("GIT_COMMITTER_DATE") or ""
-    if not given:
-        env["GIT_COMMITTER_DATE"] = f"@{stamp}"
-    elif _DATE_RE.match(given.strip()):
-        stamp = given.strip().lstrip("@")  # as Store writes it; any other form: the time now
-    name = "".join(c for c in env["GIT_COMMITTER_NAME"] if c not in "<>\n").strip()
-    email = "".join(c for c in env["GIT_COMMITTER_EMAIL"] if c not in "<>\n").strip()
-    return _Who(env, f"{name or DEFAULT_NAME} <{email}> {stamp}")
+        name = os.environ.get(f"GIT_{kind}_NAME") or settings.get("user.name") or DEFAULT_NAME
+        email = os.environ.get(f"GIT_{kind}_EMAIL") or settings.get("user.email") or DEFAULT_EMAIL
+        env[f"GIT_{kind}_NAME"], env[f"GIT_{kind}_EMAIL"] = name, email
+        given = (os.environ.get(f"GIT_{kind}_DATE") or "").strip()
+        match = _DATE_RE.match(given) if given else None
+        if not given:
+            stamp = _stamp(now, (time.localtime(now).tm_gmtoff or 0) // 60)
+            env[f"GIT_{kind}_DATE"] = f"@{stamp}"
+        elif match:
+            sign = -1 if match.group(2) == "-" else 1
+            minutes = int(match.group(3) or 0) * 60 + int(match.group(4) or 0)
+            stamp = _stamp(int(match.group(1)), sign * minutes)
+        else:  # an ISO date, say: git reads it
+            stamp, plain = "", False
+        plain = plain and _IDENT_OK.match(name) is not None and _IDENT_OK.match(email) is not None
+        lines.append(f"{name} <{email}> {stamp}")
+    if not lines[1].endswith(" "):
+        ident = lines[1]
+    else:
+        ident = _crudless(env["GIT_COMMITTER_NAME"], env["GIT_COMMITTER_EMAIL"], now)
+    return _Who(env, ident, (lines[0], lines[1]) if plain else None)
+
+
+def _stamp(seconds: int, offset_minutes: int) -> str:
+    sign = "-" if offset_minutes < 0 else "+"
+    hours, minutes = divmod(abs(offset_minutes), 60)
+    return f"{seconds} {sign}{hours:02d}{minutes:02d}"
+
+
+def _crudless(name: str, email: str, now: int) -> str:
+    """The reflog's committer when the commit's date is git's to read: the time now."""
+    name = "".join(c for c in name if c not in "<>\n").strip()
+    email = "".join(c for c in email if c not in "<>\n").strip()
+    return f"{name or DEFAULT_NAME} <{email}> {_stamp(now, (time.localtime(now).tm_gmtoff or 0) // 60)}"
+
+
+def _commit_bytes(tree: str, parent: str | None, who: _Who, text: str) -> bytes:
+    """A commit object's body, as libgit2 writes it for Store (no signature, no encoding)."""
+    assert who.lines is not None
+    author, committer = who.lines
+    head = f"tree {tree}\n" + (f"parent {parent}\n" if parent else "")
+    return f"{head}author {author}\ncommitter {committer}\n\n{text}".encode()
 
 
 def _ref_value(commondir: Path, ref: str) -> str | None:
