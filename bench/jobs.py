@@ -143,12 +143,34 @@ def handoffs(log: list[tuple[str, float, int]]) -> list[float]:
     return [start - end for start, end in zip(starts[1:], ends[:-1], strict=True)]
 
 
+def cpu_now() -> float:
+    """CPU seconds of this process and of every child it has reaped (and theirs)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def reap_all() -> None:
+    """Wait for every child still running (the detached supervisors are ours too), so their
+    CPU is counted. The Popen objects they were started with take ECHILD as an exit."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
 class Runs:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.count = 0
         self.submit_times: list[float] = []
         self.slot_handoffs: list[float] = []
+        self.cpu: dict[str, list[float]] = {"runtime": [], "bare": []}  # per job
+
+    def drop_warmup(self, start: int, warmup: int) -> None:
+        """Forget the CPU of the warm-up pairs of the row whose samples begin at `start`."""
+        for kind, values in self.cpu.items():
+            self.cpu[kind] = values[:start] + values[start + warmup :]
 
     def runtime(self, jobs: int, slots: int) -> tuple[float, list[tuple[str, float, int]]]:
         """Submit `jobs` jobs (in-process `job run`), wait for all; wall from first submit."""
@@ -156,6 +178,7 @@ class Runs:
 
         self.count += 1
         layout = new_repo(self.root, f"repo-{self.count}", slots)
+        cpu = cpu_now()
         began = time.perf_counter()
         ids = []
         for n in range(jobs):
@@ -164,6 +187,8 @@ class Runs:
             self.submit_times.append(time.perf_counter() - t)
         watched = control.watch(layout, ids, interval=60.0, timeout=600.0)
         wall = time.perf_counter() - began
+        reap_all()
+        self.cpu["runtime"].append((cpu_now() - cpu) / jobs)
         bad = [r for r in watched.rows if r["state"] != "done"]
         if watched.timed_out or bad:
             raise SystemExit(f"jobs did not finish: {bad[:2]}")
@@ -174,8 +199,7 @@ class Runs:
                 self.slot_handoffs.append(gap)
         return wall, agent_log()
 
-    @staticmethod
-    def bare(jobs: int, slots: int) -> tuple[float, list[tuple[str, float, int]]]:
+    def bare(self, jobs: int, slots: int) -> tuple[float, list[tuple[str, float, int]]]:
         """The same agent runs with nothing around them: a pool of `slots` threads."""
         pending = list(range(jobs))
         lock = threading.Lock()
@@ -189,13 +213,16 @@ class Runs:
                     pending.pop()
                 subprocess.run(agent_argv(), cwd=cwd, capture_output=True, check=True)
 
+        cpu = cpu_now()
         began = time.perf_counter()
         threads = [threading.Thread(target=worker) for _ in range(slots)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        return time.perf_counter() - began, agent_log()
+        wall = time.perf_counter() - began
+        self.cpu["bare"].append((cpu_now() - cpu) / jobs)
+        return wall, agent_log()
 
 
 def _seconds(iso: str) -> float:
@@ -239,14 +266,17 @@ def inner(plan: Plan, out: Path) -> int:
         progress(f"{sys.prefix}: warm-up, one job")
         runs.runtime(1, 1)
         runs.submit_times.clear()
+        runs.cpu = {"runtime": [], "bare": []}
 
         progress(f"row 1: {plan.jobs} jobs, {SLOTS} slots, {plan.reps} pair(s)")
+        kept = len(runs.cpu["runtime"])
         subj, base = alternate(
-            lambda: Runs.bare(plan.jobs, SLOTS),
+            lambda: runs.bare(plan.jobs, SLOTS),
             lambda: runs.runtime(plan.jobs, SLOTS),
             plan.reps,
             plan.warmup,
         )
+        runs.drop_warmup(kept, plan.warmup)
         samples: dict[str, Any] = {
             "walls": [w for w, _ in subj],
             "ideal": [w for w, _ in base],
@@ -254,15 +284,20 @@ def inner(plan: Plan, out: Path) -> int:
         }
         progress(f"row 2: hand-off, {plan.chain} jobs in one slot, {plan.reps} pair(s)")
         runs.slot_handoffs.clear()
+        kept = len(runs.cpu["runtime"])
         subj, base = alternate(
-            lambda: Runs.bare(plan.chain, 1),
+            lambda: runs.bare(plan.chain, 1),
             lambda: runs.runtime(plan.chain, 1),
             plan.reps,
             plan.warmup,
         )
+        runs.drop_warmup(kept, plan.warmup)
         samples["handoff"] = [g for _, log in subj for g in handoffs(log)]
         samples["handoff_bare"] = [g for _, log in base for g in handoffs(log)]
         samples["slot"] = list(runs.slot_handoffs)
+        # Rows 1 and 2 alike: CPU per job with the runtime, and the bare agent's own.
+        samples["cpu_runtime"] = runs.cpu["runtime"]
+        samples["cpu_bare"] = runs.cpu["bare"]
         progress("info: `job run` as a CLI call")
         samples.update(cli_samples(root, inst, env, max(3, plan.reps * 3)))
     out.write_text(json.dumps(samples))
@@ -280,6 +315,11 @@ def per_job(samples: dict[str, Any], plan: Plan) -> list[float]:
     """What the runtime adds per job and slot: (wall − ideal) / (jobs / slots), pair by pair."""
     rounds = plan.jobs / SLOTS
     return [(w - b) / rounds for w, b in zip(samples["walls"], samples["ideal"], strict=True)]
+
+
+def cpu_added(samples: dict[str, Any]) -> list[float]:
+    """Per run pair: the runtime's CPU per job minus the bare agent's CPU per run."""
+    return [r - b for r, b in zip(samples["cpu_runtime"], samples["cpu_bare"], strict=True)]
 
 
 def ratio(ours: list[float], base: list[float]) -> tuple[float, float]:
@@ -323,6 +363,32 @@ def rows_of(now: dict[str, Any], before: dict[str, Any] | None, plan: Plan) -> l
                 ms(cost),
                 "—",
                 None,
+                info=True,
+            )
+        )
+    added = cpu_added(now)
+    if before is not None:
+        was_added = cpu_added(before)
+        med, low = ratio(added, was_added)
+        rows.append(
+            Row(
+                "CPU the runtime adds per job (submission, supervisor, its git; the agent's own "
+                "CPU taken out): this checkout vs --before",
+                ms(added),
+                f"{before['label']}: {ms(was_added)}",
+                med,
+                info=True,
+                min_ratio=low,
+            )
+        )
+    else:
+        rows.append(
+            Row(
+                "CPU the runtime adds per job (submission, supervisor, its git; the agent's own "
+                "CPU taken out)",
+                ms(added),
+                f"the bare agent's own CPU per run: {ms(now['cpu_bare'])}",
+                statistics.median(added) / statistics.median(now["cpu_bare"]),
                 info=True,
             )
         )
