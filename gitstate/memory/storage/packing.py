@@ -3,9 +3,9 @@ more disk than the packs do (docs/memory.md, "On disk").
 
 Every write leaves a few loose objects of 4 KB or more each (a session log, the sessions/ folder's
 tree, the root tree, the commit); packed, with deltas, they take a few hundred bytes. So the
-threshold follows the packs: once the loose objects, sampled, take more room than the packs (and
-more than a floor, so a new brain is not repacked after every write), a repack starts, which puts
-the brain at the packs plus at most as much again. A geometric repack folds the loose objects
+threshold follows the packs: once the loose objects, sampled, take more than half the room of the
+packs (and number more than a floor, so a new brain is not repacked after every write), a repack
+starts, which keeps the brain within about twice its packed size. A geometric repack folds the loose objects
 into a new pack and merges packs so that each is at least twice the next smaller: a few packs at
 any size, and each object rewritten O(log n) times over the brain's life.
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Loose objects are spread over objects/00..ff by their id's first byte; these 16 hold 1/16.
 SAMPLE = tuple(f"0{digit:x}" for digit in range(16))
-FLOOR = 128  # loose objects (about 600 KB) a brain may hold whatever its packs
+FLOOR = 64  # loose objects (about 300 KB) a brain may hold whatever its packs
 LOCK_FILE = "pack.lock"
 COMMAND = ("git", "repack", "--geometric=2", "-d", "-l", "-q")
 
@@ -60,14 +60,15 @@ def packed_bytes(objects: Path) -> int:
 
 
 def due(objects: Path) -> bool:
-    """The sampled loose objects, scaled up, take more than FLOOR objects and more room on disk
-    than the packs."""
+    """The sampled loose objects, scaled up, number more than FLOOR and take more than half the
+    room of the packs on disk (half: the sample is rough, and writes go on while a repack runs,
+    so the brain stays within twice its packed size)."""
     sample = loose_sample(objects)
     scale = 256 // len(SAMPLE)
     if len(sample) * scale <= FLOOR:
         return False
     loose = sum(_disk(path) for path in sample) * scale
-    return loose > packed_bytes(objects)
+    return loose * 2 > packed_bytes(objects)
 
 
 def start(git_dir: Path, lock_dir: Path) -> bool:
