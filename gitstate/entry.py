@@ -21,10 +21,10 @@ def main() -> None:
         from gitstate.hooks.agent import run
 
         sys.exit(run(argv[1:]))
-    if argv[:2] == ["memory", "search"]:  # agents search in a loop: no click for the usual forms
-        from gitstate.memory.search_cli import run as search
+    if argv[:1] == ["memory"] and argv[1:2] in (["search"], ["index"]):  # no click needed
+        from gitstate.memory.search_cli import run as memory_run
 
-        code = search(argv[2:])
+        code = memory_run(argv[1], argv[2:])
         if code is not None:
             sys.exit(code)
     from gitstate.cli import main as cli_main

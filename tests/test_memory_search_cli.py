@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from memory_support import ok, tip
 
-from gitstate.memory.search_cli import parse
+from gitstate.memory.search_cli import parse, parse_index
 from gitstate.memory.storage.layout import BrainLayout
 
 SENTENCES = ["我們重構了連線池的重試機制，改用指數退避", "The connection pool retries with backoff"]
@@ -93,6 +93,12 @@ class TestParse:
     def test_anything_else_is_left_to_click(self, args: list[str]) -> None:
         assert parse(args) is None
 
+    def test_index_takes_its_two_flags_only(self) -> None:
+        assert parse_index([]) == (False, False)
+        assert parse_index(["--json", "--rebuild", "--json"]) == (True, True)
+        for args in (["-h"], ["--rebuild", "x"], ["--rebuild=1"], ["--"]):
+            assert parse_index(args) is None
+
 
 @pytest.mark.usefixtures("brain")
 class TestSameAsClick:
@@ -116,6 +122,18 @@ class TestSameAsClick:
     def test_output_and_exit_code(self, cli: Any, args: list[str]) -> None:
         expected = cli("memory", "search", *args)
         proc = console("memory", "search", *args)
+        assert (proc.returncode, proc.stdout, said(proc)) == (
+            expected.exit_code,
+            expected.stdout,
+            expected.stderr,
+        )
+        assert "click" not in loaded(proc)
+
+    @pytest.mark.parametrize("args", [[], ["--json"], ["--rebuild", "--json"], ["--rebuild"]])
+    def test_index_output_and_exit_code(self, cli: Any, args: list[str]) -> None:
+        # The index is current here: both say so (a rebuild reads every file each time).
+        expected = cli("memory", "index", *args)
+        proc = console("memory", "index", *args)
         assert (proc.returncode, proc.stdout, said(proc)) == (
             expected.exit_code,
             expected.stdout,
@@ -164,6 +182,12 @@ class TestWithoutPygit2:
         assert [hit["path"] for hit in json.loads(proc.stdout)] == ["MEMORY.md"]
         assert "pygit2" in loaded(proc)  # the ref's own blobs, through git
         assert json.loads(console("memory", "search", "--json", "偽造").stdout) == []
+
+    def test_a_rebuild_from_the_cache_imports_neither_pygit2_nor_click(self) -> None:
+        proc = console("memory", "index", "--rebuild", "--json")
+        done = json.loads(proc.stdout)
+        assert (done["rebuilt"], done["files"], done["tip"]) == (True, done["indexed"], tip())
+        assert not {m for m in loaded(proc) if m.split(".")[0] in ("click", "pygit2")}
 
     def test_a_deleted_index_is_built_on_the_way(self) -> None:
         BrainLayout().index_path.unlink()

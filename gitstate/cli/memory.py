@@ -189,17 +189,10 @@ def search_cmd(query: tuple[str, ...], limit: int, as_json: bool) -> None:
 @json_option
 def index_cmd(rebuild: bool, as_json: bool) -> None:
     """Bring the search index to the tip of refs/agy/memory (it is derived, never merged)."""
+    from gitstate.memory.search_cli import render_index  # and its click-free twin: see search
     from gitstate.memory.usecases import search as memory_search
 
-    done = memory_search.reindex(rebuild)
-    if as_json:
-        emit_json(done.as_json())
-        return
-    verb = "rebuilt" if done.rebuilt else "indexed"
-    say(
-        f"{verb} {short(done.tip)}: {done.files} files, {done.chunks} chunks "
-        f"({done.indexed} read, {done.removed} dropped)"
-    )
+    click.echo(render_index(memory_search.reindex(rebuild), as_json), nl=False)
 
 
 @memory.command("edit")

@@ -1,12 +1,14 @@
-"""`git agy-state memory search` without click: the path gitstate/entry.py takes for it.
+"""`git agy-state memory search` and `memory index` without click: the path gitstate/entry.py
+takes for them.
 
 An agent runs searches in a loop, and loading click and the command modules costs more than a
-query on a current index (docs/memory.md, "Search"). `parse` accepts part of what the click
-command (cli/memory.py, `search_cmd`) accepts: query words, `--json`, `-n N`, `-nN`,
-`--limit N`, `--limit=N` with N plain digits, in any order (the last limit wins, as in click).
-Anything else (`-h`, `--help`, `--`, any other word that starts with `-`, a limit click would
-have to convert or refuse) returns None and goes to click. For what it accepts, the output, the
-error lines and the exit codes are the click command's: both print through `render` and the
+query on a current index (docs/memory.md, "Search"); a full `memory index --rebuild` pays it too.
+`parse` accepts part of what the click command (cli/memory.py, `search_cmd`) accepts: query
+words, `--json`, `-n N`, `-nN`, `--limit N`, `--limit=N` with N plain digits, in any order (the
+last limit wins, as in click); `parse_index` accepts `--rebuild` and `--json`. Anything else
+(`-h`, `--help`, `--`, any other word that starts with `-`, a limit click would have to convert
+or refuse) returns None and goes to click. For what they accept, the output, the error lines
+and the exit codes are the click commands': both print through `render`/`render_index` and the
 error map (tests/test_memory_search_cli.py runs both on the same arguments).
 """
 
@@ -20,6 +22,7 @@ from gitstate.memory.usecases.search import DEFAULT_LIMIT
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitstate.memory.storage.fts import Hit
+    from gitstate.memory.usecases.search import Indexed
 
 
 class Arguments:
@@ -77,6 +80,30 @@ def render(hits: list[Hit], query: str, as_json: bool) -> str:
     return "".join(escape(line) + "\n" for line in lines)
 
 
+def parse_index(args: list[str]) -> tuple[bool, bool] | None:
+    """(--rebuild, --json) after `memory index`, or None: let click parse them."""
+    if not set(args) <= {"--rebuild", "--json"}:
+        return None
+    return "--rebuild" in args, "--json" in args
+
+
+def render_index(done: Indexed, as_json: bool) -> str:
+    """What `memory index` prints on stdout."""
+    from gitstate.document.controls import escape
+
+    if as_json:
+        return _json(done.as_json())
+    verb = "rebuilt" if done.rebuilt else "indexed"
+    tip = done.tip[:12] if done.tip else "none"
+    return (
+        escape(
+            f"{verb} {tip}: {done.files} files, {done.chunks} chunks "
+            f"({done.indexed} read, {done.removed} dropped)"
+        )
+        + "\n"
+    )
+
+
 def _json(value: object) -> str:
     import json
 
@@ -85,17 +112,23 @@ def _json(value: object) -> str:
     return escape_json(json.dumps(value, ensure_ascii=False, indent=2)) + "\n"
 
 
-def run(args: list[str]) -> int | None:
-    """Run the search and say its result; None when `parse` leaves the arguments to click."""
-    parsed = parse(args)
-    if parsed is None:
+def run(command: str, args: list[str]) -> int | None:
+    """Run `memory COMMAND ARGS` (search or index) and say its result; None when the arguments
+    are left to click."""
+    parsed = parse(args) if command == "search" else None
+    flags = parse_index(args) if command == "index" else None
+    if parsed is None and flags is None:
         return None
-    query = " ".join(parsed.words)
+    as_json = parsed.as_json if parsed is not None else bool(flags and flags[1])
     try:
         from gitstate.memory.usecases import search as memory_search
 
-        hits = memory_search.search(query, parsed.limit)
-        sys.stdout.write(render(hits, query, parsed.as_json))
+        if parsed is not None:
+            query = " ".join(parsed.words)
+            text = render(memory_search.search(query, parsed.limit), query, as_json)
+        else:
+            text = render_index(memory_search.reindex(bool(flags and flags[0])), as_json)
+        sys.stdout.write(text)
         sys.stdout.flush()
         return 0
     except BrokenPipeError:
@@ -108,7 +141,7 @@ def run(args: list[str]) -> int | None:
 
         if os.environ.get("AGY_DEBUG") and not isinstance(exc, (AgyError, KeyboardInterrupt)):
             raise
-        return _report(exc, parsed.as_json)
+        return _report(exc, as_json)
 
 
 def _report(exc: BaseException, as_json: bool) -> int:
