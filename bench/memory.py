@@ -372,26 +372,33 @@ def loose_count(brain: Path) -> int:
     )
 
 
-def rows_size(env: dict[str, str], root: Path, plan: MemoryPlan) -> list[Row]:
-    """`plan.writes` sessions through the tool's own use case (in-process: the objects and any
-    auto-pack are the tool's), then the brain's size on disk vs after `git gc`."""
-    from gitstate.memory.usecases import write
+# The size row's writer: one process of the installed tool running `plan.writes` sessions
+# through its own use case (argv: count, blocks a day), so the objects and any packing are the
+# install's.
+SESSION_WRITER = """\
+import sys, time
+from gitstate.memory.usecases import write
+start = time.mktime((2025, 1, 1, 9, 0, 0, 0, 0, -1))
+for n in range(int(sys.argv[1])):
+    write.session(
+        f"session {n}: moved the retry budget to {n % 9} attempts and checked the alerts",
+        project=f"project-{n % 12}",
+        learned=(f"learning {n}: backoff caps at {n % 31} s",),
+        workspace=f"/home/dev/src/project-{n % 12}",
+        now=start + (n // int(sys.argv[2])) * 86400 + (n % int(sys.argv[2])) * 97,
+    )
+"""
 
+
+def rows_size(inst: Install, env: dict[str, str], root: Path, plan: MemoryPlan) -> list[Row]:
+    """`plan.writes` sessions into a fresh brain, then its size on disk vs after `git gc`."""
     brain = root / "brain-growth.git"
-    os.environ["AGY_BRAIN"] = str(brain)
-    progress(f"row: {plan.writes:,} `memory session` writes in-process")
-    start, began = time.mktime((2025, 1, 1, 9, 0, 0, 0, 0, -1)), time.perf_counter()
-    for n in range(plan.writes):
-        write.session(
-            f"session {n}: moved the retry budget to {n % 9} attempts and checked the alerts",
-            project=f"project-{n % 12}",
-            learned=(f"learning {n}: backoff caps at {n % 31} s",),
-            workspace=f"/home/dev/src/project-{n % 12}",
-            now=start + (n // BLOCKS_PER_DAY) * 86400 + (n % BLOCKS_PER_DAY) * 97,
-        )
-    made = time.perf_counter() - began
-    del os.environ["AGY_BRAIN"]
+    progress(f"row: {plan.writes:,} `memory session` writes in one process of the install")
+    writer = [str(inst.python), "-I", "-c", SESSION_WRITER, str(plan.writes), str(BLOCKS_PER_DAY)]
+    made = timing([timed_run(writer, root, brain_env(env, brain))])
     wait_for_gc(brain)
+    if commits(env, brain) < plan.writes:
+        raise SystemExit(f"the size row's writer made {commits(env, brain)} commits")
     loose = loose_count(brain)
     usage = object_usage(brain)
     on_disk = usage.loose_disk + usage.packs
@@ -400,7 +407,7 @@ def rows_size(env: dict[str, str], root: Path, plan: MemoryPlan) -> list[Row]:
     return [
         Row(
             f"brain on disk after {plan.writes:,} `memory session` writes "
-            f"({made / plan.writes * 1e3:.1f} ms each in-process)",
+            f"({made.median / plan.writes * 1e3:.1f} ms each, in one process)",
             f"on disk: {on_disk / 1e6:.2f} MB ({loose:,} loose objects, packs "
             f"{usage.packs / 1e6:.2f} MB)",
             f"after `git gc --prune=now`: {packed.total / 1e6:.2f} MB",
@@ -615,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += rows_recall(inst, env, root, corpus, peer)
         rows += rows_import(inst, env, root, folder)
         rows += rows_add(inst, env, root, plan)
-        rows += rows_size(env, root, plan)
+        rows += rows_size(inst, env, root, plan)
     rows = [row for row in rows if not row.info] + [row for row in rows if row.info]
     print(table(rows))
     print()
