@@ -108,14 +108,29 @@ def read_config(layout: Layout) -> dict[str, str | None] | None:
 
 def refusal(layout: Layout) -> str | None:
     """Why the hooks' save must go through pygit2 here; None when LooseStore may write it."""
+    return _refusal(layout)[0]
+
+
+def open_for_hook(layout: Layout) -> LooseStore | None:
+    """A LooseStore when `refusal` finds nothing unusual, else None (pygit2's Store)."""
+    reason, config = _refusal(layout)
+    return LooseStore(layout, config) if reason is None and config is not None else None
+
+
+def _refusal(layout: Layout) -> tuple[str | None, dict[str, str | None] | None]:
     if not os.environ.get("HOME"):
-        return "HOME is not set"
+        return "HOME is not set", None
     for name in _UNUSUAL_ENV:
         if os.environ.get(name):
-            return f"{name} is set"
+            return f"{name} is set", None
     config = read_config(layout)
     if config is None:
-        return "a config file this reader does not parse for certain"
+        return "a config file this reader does not parse for certain", None
+    return _unusual(config), config
+
+
+def _unusual(config: dict[str, str | None]) -> str | None:
+    """What in the config could make our objects differ from pygit2's (docs/hooks.md)."""
     for key, value in config.items():
         section = key.partition(".")[0]
         if section in ("include", "includeif"):
@@ -137,12 +152,6 @@ def refusal(layout: Layout) -> str | None:
         if key in config and config[key] is None:
             return f"{key} has no value"
     return None
-
-
-def open_for_hook(layout: Layout) -> LooseStore | None:
-    """A LooseStore when `refusal` finds nothing unusual, else None (pygit2's Store)."""
-    config = None if refusal(layout) else read_config(layout)
-    return None if config is None else LooseStore(layout, config)
 
 
 # ---- the store ------------------------------------------------------------------------------
