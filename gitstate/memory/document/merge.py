@@ -92,7 +92,9 @@ def keyed_sections(sections: list[Section]) -> dict[tuple[str, int], Section]:
     return keyed
 
 
-def section_order(ours: list[tuple[str, int]], theirs: list[tuple[str, int]]) -> list[tuple[str, int]]:
+def section_order(
+    ours: list[tuple[str, int]], theirs: list[tuple[str, int]]
+) -> list[tuple[str, int]]:
     """Ours in order; a section only theirs has goes after the one it follows there."""
     order = list(ours)
     for index, key in enumerate(theirs):
