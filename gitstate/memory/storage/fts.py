@@ -154,14 +154,18 @@ class Index:
 
     def _add(self, path: str, blob: str, text: str) -> None:
         db = self.connect()
-        for seq, piece in enumerate(search_text.chunks(text)):
-            cursor = db.execute(
-                "INSERT INTO chunks(path, seq, content) VALUES (?, ?, ?)", (path, seq, piece)
-            )
-            db.execute(
-                "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)",
-                (cursor.lastrowid, search_text.segment(piece)),
-            )
+        pieces = search_text.chunks(text)
+        # Ids chosen here, so that each table takes the file's chunks in one executemany
+        # (inside catch_up's transaction: no other writer picks the same ids).
+        first = int(db.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0])
+        db.executemany(
+            "INSERT INTO chunks(id, path, seq, content) VALUES (?, ?, ?, ?)",
+            [(first + seq, path, seq, piece) for seq, piece in enumerate(pieces)],
+        )
+        db.executemany(
+            "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)",
+            [(first + seq, search_text.segment(piece)) for seq, piece in enumerate(pieces)],
+        )
         db.execute("INSERT INTO files(path, blob) VALUES (?, ?)", (path, blob))
 
     def search(
