@@ -112,14 +112,16 @@ def test_the_same_inputs_make_the_same_commit_as_pygit2(
 
 def test_a_hook_save_writes_the_snapshot_pygit2_would(repo: Repo, cli: Any, tmp_path: Path) -> None:
     cli("patch", "--set", "goal=ship it", "--todo", "later")
-    other = tmp_path / "copy"
-    shutil.copytree(repo.path, other, symlinks=True)
-    for path in (repo.path, other):
-        edit_view(path, "found by hand")
-    for _attempt in range(3):  # the `Updated` stamp is the minute: both saves inside one
+    edit_view(repo.path, "found by hand")
+    pristine = tmp_path / "pristine"
+    shutil.copytree(repo.path, pristine, symlinks=True)
+    for attempt in range(3):  # the `Updated` stamp is the minute: both saves inside one
+        ours_path, other = tmp_path / f"ours-{attempt}", tmp_path / f"theirs-{attempt}"
+        for path in (ours_path, other):
+            shutil.copytree(pristine, path, symlinks=True)
         minute = time.strftime("%H:%M")
         theirs = writer.save(Workspace(layout_of(other)), session="s-1", origin="stop-guard")
-        hook_ws = Workspace.for_hook(layout_of(repo.path))
+        hook_ws = Workspace.for_hook(layout_of(ours_path))
         assert isinstance(hook_ws.store, loose.LooseStore)
         ours = writer.save(hook_ws, session="s-1", origin="stop-guard")
         if time.strftime("%H:%M") == minute:
@@ -127,13 +129,13 @@ def test_a_hook_save_writes_the_snapshot_pygit2_would(repo: Repo, cli: Any, tmp_
     assert ours.outcome is writer.Outcome.SAVED
     assert ours.snapshot == theirs.snapshot
     assert ours.sections == theirs.sections == ("open_issues",)
-    assert (repo.path / ".git" / "agy" / "view").read_text() == (
+    assert (ours_path / ".git" / "agy" / "view").read_text() == (
         other / ".git" / "agy" / "view"
     ).read_text()
-    ours_log = (repo.path / ".git" / "logs" / STATE_REF).read_text().splitlines()
+    ours_log = (ours_path / ".git" / "logs" / STATE_REF).read_text().splitlines()
     theirs_log = (other / ".git" / "logs" / STATE_REF).read_text().splitlines()
     assert ours_log[-1] == theirs_log[-1]
-    assert_fsck_clean(repo)
+    assert_fsck_clean(Repo(ours_path))
 
 
 def test_the_reflog_line_is_as_git_writes_it(repo: Repo, cli: Any) -> None:
