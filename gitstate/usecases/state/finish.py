@@ -28,13 +28,14 @@ ARCHIVE_PREFIX = "refs/agy/archive/"
 ARCHIVED_TRAILER = "Agy-Archived"
 SLUG_MAX = 40
 # Characters that stay in a slug: a–z, 0–9 and CJK ideographs (docs/phase-and-checkpoints.md); the rest → "-".
-_SLUG_DROP = re.compile(
+# A pattern, compiled on first use by `re`'s cache: every save imports this module, few archive.
+_SLUG_DROP = (
     "[^a-z0-9\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f]+"
 )
 
 
 def slug(goal: str) -> str:
-    text = _SLUG_DROP.sub("-", goal.lower()).strip("-")
+    text = re.sub(_SLUG_DROP, "-", goal.lower()).strip("-")
     return text[:SLUG_MAX].strip("-") or "task"
 
 
