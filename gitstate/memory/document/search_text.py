@@ -30,13 +30,14 @@ _CJK = (
     "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"  # hangul
 )
 _CJK_ASTRAL = "\U00020000-\U0003134f"  # ideograph extensions B-H
-# Two classes, not one: compiled and matched faster so (measured), and compiling it is paid
-# by every `memory search`.
-_CJK_RE = re.compile(f"([{_CJK}]|[{_CJK_ASTRAL}])")
+# Every `memory search` compiles these: a class that also holds a character above U+FFFF is
+# compiled to ranges, not to a 64K-entry map built in Python (12 ms for _CJK_RE without it, 8
+# for _WIDE_RE, whose U+10FFFF is a noncharacter that never occurs: translate leaves it alone).
+_CJK_RE = re.compile(f"([{_CJK}{_CJK_ASTRAL}])")
 _WORD_RE = re.compile(r"[^\W_]", re.UNICODE)
 # What normalize() would change besides NFC: most text has none of it, and looking for it is
 # far cheaper than translating every character through a dict (12 ms against 250 for 4 MB).
-_WIDE_RE = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\x1f]")
+_WIDE_RE = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\x1f\U0010ffff]")
 
 
 # Full-width letters and digits read as ASCII ones (ＡＰＩ is API); full-width punctuation stays,
@@ -84,23 +85,18 @@ def fts_query(query: str) -> str:
 
 def word_filter(query: str) -> Callable[[str], bool] | None:
     """What keeps a matching chunk: every run of ideographs in the query's words found there
-    as a word, not across two (document/wordbreak.py); None when the query has no such run
+    as a word, not across two (document/wordbreak.py); None when the query has no ideograph
     (a prefix word is left as typed)."""
     if not any(char >= "\u3400" for char in query):
-        return None  # no ideograph: nothing to load
-    from gitstate.memory.document import wordbreak
-
-    runs = [
-        run
-        for word in query.split()
-        if not word.endswith("*")
-        for run in wordbreak.runs(normalize(word))
-    ]
-    if not runs:
-        return None
+        return None  # no ideograph: nothing to check
+    words = [normalize(word) for word in query.split() if not word.endswith("*")]
 
     def keep(content: str) -> bool:
+        # Imported at the first hit: a search that finds nothing never loads the word list.
+        from gitstate.memory.document import wordbreak
+
         text = normalize(content)
+        runs = [run for word in words for run in wordbreak.runs(word)]
         return all(wordbreak.found_as_word(text, run) for run in runs)
 
     return keep

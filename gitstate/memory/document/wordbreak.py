@@ -18,7 +18,7 @@ WINDOW = 12  # characters of context each side: enough for the words around an o
 LONGEST = 4  # the list's longest words
 RARE = 1.585  # log2(3): jieba's count for a word it barely knows
 
-HAN = "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff"
+HAN = "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\U00020000-\U0003134f"  # (see search_text._CJK_RE)
 _HAN_RE = re.compile(f"[{HAN}]")
 _RUN_RE = re.compile(f"[{HAN}]{{2,}}")
 _ENTRY_RE = re.compile("([^A-Z]+)([A-Z])")
