@@ -51,6 +51,7 @@ class Supervisor:
         self.round = round_no
         self.settings: JobConfig | None = None  # as read at the start; _limit reads it again
         self.git_settings: dict[str, str] | None = None  # the one git config read of the start
+        self.rang = False  # the round settled and rang: nothing is left to announce at exit
 
     def run(self) -> None:
         meta = jobfiles.read_json(self.job.meta)
@@ -63,7 +64,8 @@ class Supervisor:
         except AgyError as exc:
             self._fail_queued(f"bad configuration: {exc.message}")
             return
-        self._record_pid()
+        if meta.get("pid_supervisor") != os.getpid():  # `run` has mostly recorded it already
+            self._record_pid()
         jobfiles.append_event(self.job.events, {"type": "round", "n": self.round})
 
         def announce(standing: queue.Standing) -> None:
@@ -266,7 +268,8 @@ class Supervisor:
                 current["record_error"] = record_error
             return current
 
-        lifecycle.update(self.layout, self.job.id, finish, ring=True)
+        if lifecycle.update(self.layout, self.job.id, finish, ring=True) is not None:
+            self.rang = True
 
     def _tip(self, meta: Meta) -> str | None:
         if meta.get("branch"):
@@ -347,8 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signum, _terminate)
     common = Path(args.repo).resolve()
     layout = Layout(None, common, common, None)
+    supervisor: Supervisor | None = None
     try:
-        Supervisor(layout, args.job, args.round).run()
+        supervisor = Supervisor(layout, args.job, args.round)
+        supervisor.run()
     except Terminated:
         return EXIT_TERMINATED
     except Exception as exc:  # leave a trace in stderr.log; readers reconcile the state
@@ -358,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(f"supervisor: {line}" for line in lines), file=sys.stderr)
         return code
     finally:
-        doorbell.ring(layout)
+        if supervisor is None or not supervisor.rang:
+            doorbell.ring(layout)
     return EXIT_OK
 
 
