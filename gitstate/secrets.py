@@ -243,11 +243,51 @@ _ALL_FINDERS = _FINDERS + tuple(
     (family, literal, p + _SEPARATOR) for family, _, literal, p in _KEYWORDS
 )
 _RANK = {family: rank for rank, (family, _, _) in enumerate(_ALL_FINDERS)}  # rule order
-_TOKENS_BY_FAMILY = {
-    family: [(kind, p, before, check) for f, kind, p, before, check in TOKEN_RULES if f == family]
-    for family, _, _, _, _ in TOKEN_RULES
-}
+
+
+def _tokens_by_family() -> dict[str, list[tuple[str, str, frozenset[str], str]]]:
+    # One pass, in the rules' order: built at import, so on every agent hook's inject.
+    found: dict[str, list[tuple[str, str, frozenset[str], str]]] = {}
+    for family, kind, p, before, check in TOKEN_RULES:
+        found.setdefault(family, []).append((kind, p, before, check))
+    return found
+
+
+_TOKENS_BY_FAMILY = _tokens_by_family()
 _KEYWORDS_BY_FAMILY = {family: (kind, p + _SEPARATOR) for family, kind, _, p in _KEYWORDS}
+_ASSIGNMENT_FINDERS = frozenset(p + _SEPARATOR for _, _, _, p in _KEYWORDS)
+# What a keyword pattern may match after its literal (every _KEYWORDS pattern is a literal, then
+# only these characters), and what _SEPARATOR may step over before its `:` or `=`.
+_KEYWORD_TAIL = frozenset("abcdefghijklmnopqrstuvwxyz_.-")
+
+
+def _may_assign(low: str, literal: str) -> bool:
+    """False when no occurrence of a keyword's `literal` can start an assignment: after it and
+    the rest of its word (_KEYWORD_TAIL), past an optional backslash, quote and blanks, comes
+    no `:` or `=`. A looser test than _SEPARATOR's (never False where the pattern matches),
+    so a False skips compiling and running a pattern that would find nothing: "## Key data"
+    is in every English STATE.md the agent hook redacts."""
+    at = low.find(literal)
+    run_end = -1  # where the last word scanned ends: an occurrence inside it ends there too
+    while at >= 0:
+        end = at + len(literal)
+        if end <= run_end:
+            at = low.find(literal, at + 1)
+            continue  # same word end, already judged: keeps "keykeykey…" linear
+        while end < len(low) and low[end] in _KEYWORD_TAIL:
+            end += 1
+        run_end = end
+        if low.startswith("\\", end):
+            end += 1
+        if end < len(low) and low[end] in "\"'":
+            end += 1
+        while end < len(low) and low[end] in " \t":
+            end += 1
+        if end < len(low) and low[end] in ":=":
+            return True
+        at = low.find(literal, at + 1)
+    return False
+
 
 _compiled: dict[str, re.Pattern[str]] = {}
 
@@ -416,7 +456,9 @@ class _Scanner:
                     words = " ".join(w for w in low.split() if len(w) >= _WORD_MIN) or " "
                 if literal not in words:
                     continue
-            elif literal not in low:
+            elif literal not in low or (
+                finder in _ASSIGNMENT_FINDERS and not _may_assign(low, literal)
+            ):
                 continue
             search = _rx(finder).search
             m = search(low)

@@ -359,6 +359,42 @@ class TestStepInProgress:
         assert agent.user_code(configured) == language.user_language(configured, os.environ).code
 
 
+class TestSecretsShortcut:
+    def test_may_assign_is_never_false_where_a_keyword_pattern_matches(self) -> None:
+        import random
+        import re
+
+        from gitstate import secrets
+
+        alphabet = list("keyapitokenpassecretcredprivateauth_.-\\\"' \t:=/x\n")
+        chooser = random.Random(13)
+        matched = 0
+        for _, _, literal, pattern in secrets._KEYWORDS:
+            finder = re.compile(pattern + secrets._SEPARATOR)
+            for _ in range(3000):
+                noise = "".join(chooser.choice(alphabet) for _ in range(chooser.randint(0, 20)))
+                cut = chooser.randint(0, len(noise))
+                text = noise[:cut] + literal + noise[cut:]
+                if finder.search(text) is not None:
+                    matched += 1
+                    assert secrets._may_assign(text, literal), (literal, text)
+        assert matched > 500  # the sample reaches the patterns
+        assert not secrets._may_assign("## key data (verbatim)\n- port 8080\n", "key")
+
+    def test_a_plain_state_reaches_no_keyword_pattern(self) -> None:
+        from gitstate import secrets
+
+        text = "## Key data (verbatim)\n- token limit 4096\n- it passes; the API is up\n"
+        low = text.lower()
+        present = [lit for _, _, lit, _ in secrets._KEYWORDS if lit in low]
+        assert present == ["pass", "token", "api", "key"]
+        assert not any(secrets._may_assign(low, literal) for literal in present)
+        assert secrets.redact(text) == (text, [])
+        # With an assignment the pattern runs, and finds it.
+        (hit,) = secrets.scan("api_key = 'sk-live-Qm9vYmFyYmF6cXV4cXV1eA'\n")
+        assert hit.kind == "API key assignment"
+
+
 class TestHookLayout:
     """storage/hooklayout.py finds what git finds (layout.discover wraps it)."""
 
