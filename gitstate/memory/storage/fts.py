@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
 from gitstate.memory.document import search_text
 from gitstate.storage import private
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SCHEMA = "1"
 BUSY_TIMEOUT = 30.0
@@ -39,21 +41,28 @@ INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('hashsize', 16777216)
 # session blocks writes one segment, not a dozen, and costs about 15% less CPU (measured).
 
 
-class Hit(NamedTuple):
-    path: str
-    snippet: str
-    score: float  # higher is better (FTS5's bm25, negated)
-    chunk: int
+# Plain classes, not NamedTuples: `memory search` loads no `typing` (search_cli.py).
+class Hit:
+    __slots__ = ("chunk", "path", "score", "snippet")
+
+    def __init__(self, path: str, snippet: str, score: float, chunk: int) -> None:
+        self.path = path
+        self.snippet = snippet
+        self.score = score  # higher is better (FTS5's bm25, negated)
+        self.chunk = chunk
 
     def as_json(self) -> dict[str, object]:
         return {"path": self.path, "snippet": self.snippet, "score": self.score}
 
 
-class CaughtUp(NamedTuple):
-    tip: str | None
-    indexed: int  # files (re)indexed
-    removed: int  # files dropped
-    rebuilt: bool
+class CaughtUp:
+    __slots__ = ("indexed", "rebuilt", "removed", "tip")
+
+    def __init__(self, tip: str | None, indexed: int, removed: int, rebuilt: bool) -> None:
+        self.tip = tip
+        self.indexed = indexed  # files (re)indexed
+        self.removed = removed  # files dropped
+        self.rebuilt = rebuilt
 
 
 class Index:

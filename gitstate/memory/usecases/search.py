@@ -13,8 +13,6 @@ which also brings the cache to the tip.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
-from typing import NamedTuple, TypeVar
 
 from gitstate.errors import Failure, UsageError
 from gitstate.memory.document.files import is_memory_path
@@ -24,24 +22,49 @@ from gitstate.memory.storage.fts import CaughtUp, Hit, Index
 from gitstate.memory.storage.layout import BrainLayout
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # pygit2 comes with these, only when the brain must be opened
-    from gitstate.memory.storage.brain import Brain
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    from gitstate.memory.storage.brain import Brain  # pygit2: only when the brain is opened
+
+    T = TypeVar("T")
 
 DEFAULT_LIMIT = 10
-T = TypeVar("T")
 
 
-class Indexed(NamedTuple):
-    tip: str | None
-    files: int
-    chunks: int
-    indexed: int
-    removed: int
-    rebuilt: bool
-    path: str
+# Plain classes, not NamedTuples: `memory search` loads no `typing` (memory/search_cli.py).
+class Indexed:
+    __slots__ = ("chunks", "files", "indexed", "path", "rebuilt", "removed", "tip")
+
+    def __init__(
+        self,
+        tip: str | None,
+        files: int,
+        chunks: int,
+        indexed: int,
+        removed: int,
+        rebuilt: bool,
+        path: str,
+    ) -> None:
+        self.tip = tip
+        self.files = files
+        self.chunks = chunks
+        self.indexed = indexed
+        self.removed = removed
+        self.rebuilt = rebuilt
+        self.path = path
 
     def as_json(self) -> dict[str, object]:
-        return self._asdict()
+        return {
+            "tip": self.tip,
+            "files": self.files,
+            "chunks": self.chunks,
+            "indexed": self.indexed,
+            "removed": self.removed,
+            "rebuilt": self.rebuilt,
+            "path": self.path,
+        }
 
 
 def _corrupt(exc: sqlite3.DatabaseError) -> bool:
@@ -52,13 +75,21 @@ def _corrupt(exc: sqlite3.DatabaseError) -> bool:
     return any(word in text for word in ("no such", "malformed", "not a database", "schema"))
 
 
-class Source(NamedTuple):
+class Source:
     """The tip the index must reflect and how to read its files (the index calls these only
     when it is behind)."""
 
-    tip: str | None
-    listing: Callable[[], dict[str, str]]
-    load: Callable[[str], bytes]
+    __slots__ = ("listing", "load", "tip")
+
+    def __init__(
+        self,
+        tip: str | None,
+        listing: Callable[[], dict[str, str]],
+        load: Callable[[str], bytes],
+    ) -> None:
+        self.tip = tip
+        self.listing = listing
+        self.load = load
 
 
 def _needs_git() -> dict[str, str]:
