@@ -1,7 +1,8 @@
 """git's `info/exclude` in the common dir: the repository's own ignore lines, never committed.
 
-The view, and a job's worktrees, must never be committed by a `git add -A`; `init` and `job` add
-their lines here when missing and never rewrite what is there. Standard library only.
+The view, and a job's worktrees, must never be committed by a `git add -A`; `init`, `job` and
+every write of the view (so a second clone that only syncs gets no `?? STATE.md`) add their
+lines here when missing and never rewrite what is there. Standard library only.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gitstate.storage.layout import Layout
+
+
+VIEW_LINE = "/STATE.md"  # the view, at the work tree's root only
 
 
 def path(layout: Layout) -> Path:
@@ -31,3 +35,8 @@ def ensure(layout: Layout, wanted: Iterable[str]) -> list[str]:
             handle.write("\n")
         handle.write("".join(line + "\n" for line in missing))
     return missing
+
+
+def ensure_view(layout: Layout) -> list[str]:
+    """Exclude the view; called wherever the view is written, since `init` is optional."""
+    return ensure(layout, (VIEW_LINE,))

@@ -10,7 +10,7 @@ import re
 from typing import NamedTuple
 
 from gitstate.errors import Failure, NotFound, WorkAtRisk
-from gitstate.storage import objects, view
+from gitstate.storage import exclude, objects, view
 from gitstate.usecases.state import chain, finish
 from gitstate.usecases.state.finish import ARCHIVE_PREFIX, goal_of, slug
 from gitstate.usecases.state.writer import Written, save
@@ -117,6 +117,7 @@ def reopen(ws: Workspace, name: str | None) -> tuple[Archive, str]:
             extra=((REOPENED_TRAILER, chosen.ref),),
         )
         view.write(ws.layout, data, commit)
+        exclude.ensure_view(ws.layout)
     return chosen, commit
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gitstate.document.model import Document
 from gitstate.errors import Failure
-from gitstate.storage import view
+from gitstate.storage import exclude, view
 from gitstate.usecases.state.writer import (
     RESTORE,
     Outcome,
@@ -55,4 +55,5 @@ def checkout(ws: Workspace, rev: str | None, force: bool = False) -> Written:
         data = ws.view_bytes()
         kept = guard_unsaved(ws, data, target, force, "checkout")
         view.write(ws.layout, target, commit)
+        exclude.ensure_view(ws.layout)
         return Written(Outcome.CHECKED_OUT, commit, overwritten=kept)

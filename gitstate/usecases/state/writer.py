@@ -18,7 +18,7 @@ from gitstate.document.language import KEYS
 from gitstate.document.model import Document, render
 from gitstate.document.validate import LIMIT_CODES, Report
 from gitstate.errors import WorkAtRisk
-from gitstate.storage import maintenance, refs, view
+from gitstate.storage import exclude, maintenance, refs, view
 from gitstate.storage.snapshot_text import compose_message
 from gitstate.usecases.state import chain, finish, refusals
 from gitstate.usecases.state.chain import MAX_ATTEMPTS, TASK_BASE, now_stamp, one_line, task_base
@@ -377,6 +377,7 @@ def _replace_view(ws: Workspace, read: bytes | None, new: bytes, snapshot: str) 
     if ws.view_bytes() != read:
         return False
     view.write(ws.layout, new, snapshot)
+    exclude.ensure_view(ws.layout)
     return True
 
 

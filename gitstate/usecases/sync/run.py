@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple, NoReturn
 
 from gitstate.errors import Failure, NotFound, UsageError, WorkAtRisk
-from gitstate.storage import gitcli, graph, multivar, network, remote_url, view
+from gitstate.storage import exclude, gitcli, graph, multivar, network, remote_url, view
 from gitstate.storage import lock as lock_mod
 from gitstate.storage.layout import DECISIONS_REF, Layout
 from gitstate.usecases.sync import carry
@@ -380,6 +380,7 @@ def refresh_view(ws: Workspace, force: bool) -> tuple[str, Path | None]:
             return "removed", kept
         assert tip is not None
         view.write(ws.layout, tip_bytes, tip)
+        exclude.ensure_view(ws.layout)
         return "refreshed", kept
 
 
