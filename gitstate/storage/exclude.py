@@ -12,7 +12,6 @@ from pathlib import Path
 
 from gitstate.storage.layout import Layout
 
-
 VIEW_LINE = "/STATE.md"  # the view, at the work tree's root only
 
 
