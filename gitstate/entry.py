@@ -1,8 +1,9 @@
 """The console script's entry point: agent hooks take a fast path around click.
 
 `git agy-state hook inject|stop-guard|pre-compact` runs on every agent turn; importing click
-(and, through the commands, pygit2) would cost more than the hook itself. Everything else goes
-to the click command line.
+(and, through the commands, pygit2) would cost more than the hook itself. So would it for
+`memory search` (and `memory index`), which gitstate/memory/search_cli.py runs in their usual
+forms. Everything else goes to the click command line.
 """
 
 from __future__ import annotations

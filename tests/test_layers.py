@@ -67,6 +67,11 @@ PLANTED = [
         "import gitstate.storage.planted",
         "hook-path-imports-no-pygit2-click",
     ),
+    (
+        "gitstate/memory/storage/fts.py",
+        "import gitstate.storage.planted",
+        "memory-search-path-imports-no-pygit2-click",
+    ),
 ]
 
 

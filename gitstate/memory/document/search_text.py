@@ -5,7 +5,9 @@ a sentence is never found; the trigram tokenizer misses two-character words. So 
 (and kana, hangul) are segmented one per token, at index time and at query time alike, and every
 query word becomes an FTS5 phrase: the word 連線 is the phrase "連 線", which matches those two
 characters next to each other anywhere. The separator is an invisible control character that
-unicode61 splits on, so a snippet becomes the original text again by deleting it.
+unicode61 splits on, so a snippet becomes the original text again by deleting it. Characters
+next to each other are not always a word (限流 in 权限|流程): `word_filter` drops such hits
+(document/wordbreak.py; docs/memory.md, "Word boundaries").
 """
 
 from __future__ import annotations
