@@ -6,7 +6,7 @@ warm-up runs are discarded). A row reports the median and the minimum of each si
 subprocesses, the median CPU time from wait4) and the ratio of the medians, which the verdict
 uses; the ratios of the minimums and of the CPU times are printed beside it.
 
-    python bench/bench.py              # full run (about 6 minutes on 2 cores)
+    python bench/bench.py              # full run (11-25 minutes on 2 busy cores)
     python bench/bench.py --quick      # smoke run (about 2 minutes): fewer pairs, smaller fixtures
     python bench/bench.py --only hooks # only these rows (repeatable): save hooks log githooks size sync
 
