@@ -1,14 +1,16 @@
 """Gemini CLI's hook payload and answers (docs/hooks.md): what a hook process needs of it.
 
 The payload is Claude Code's shape plus a `timestamp`, with Gemini's own event names
-(session_payload.py); a stop is blocked with `decision: "deny"`, which forces a retry turn. On
-the agent-hook fast path: standard library only; the plugin and install code is gemini.py.
+(session_payload.py); a stop is blocked with `decision: "deny"`, which forces a retry turn. The
+injected context reaches the model with `<` and `>` escaped (`[>]` arrives as `[&gt;]`), so it
+carries a note that says so in words (docs/agents.md, "Gemini CLI"). On the agent-hook fast
+path: standard library only; the plugin and install code is gemini.py.
 """
 
 from __future__ import annotations
 
 from gitstate.agents.session_payload import after_compaction as after_compaction
-from gitstate.agents.session_payload import inject as inject
+from gitstate.agents.session_payload import inject as _session_inject
 from gitstate.agents.session_payload import inject_skipped as inject_skipped
 from gitstate.agents.session_payload import memory_key as memory_key
 from gitstate.agents.session_payload import nothing as nothing
@@ -37,3 +39,45 @@ def claims(payload: dict[str, Any]) -> int:
 
 def block(reason: str) -> dict[str, Any]:
     return {"decision": "deny", "reason": reason}
+
+
+# Said in words, not with the characters themselves: those would arrive escaped too. Keyed by
+# a word of the state frame's header in that language (hooks/frame.py:HEADERS), else English.
+ESCAPE_NOTES = (
+    (
+        "標記：",
+        "（Gemini CLI 把這段文字裡的角括號顯示為 HTML 實體：下文的 [&gt;] 就是進行中標記，"
+        "即方括號內一個大於號。寫入 STATE.md 或 patch 時請用原本的大於、小於符號，"
+        "不要寫 &gt; 或 &lt;。）",
+    ),
+    (
+        "标记：",
+        "（Gemini CLI 把这段文字里的角括号显示为 HTML 实体：下文的 [&gt;] 就是进行中标记，"
+        "即方括号内一个大于号。写入 STATE.md 或 patch 时请用原本的大于、小于符号，"
+        "不要写 &gt; 或 &lt;。）",
+    ),
+    (
+        "",
+        "(Gemini CLI shows the angle brackets of this text as HTML entities: [&gt;] below is the "
+        "in-progress marker, a greater-than sign in square brackets. In STATE.md and in patches "
+        "write the plain greater-than and less-than signs, never &gt; or &lt;.)",
+    ),
+)
+
+
+def escape_note(text: str) -> str | None:
+    """The note for a text that holds an angle bracket (every state frame does: its header
+    names the markers), in the header's language; None when nothing will arrive escaped."""
+    if "<" not in text and ">" not in text:
+        return None
+    return next(note for word, note in ESCAPE_NOTES if word in text)
+
+
+def inject(text: str) -> dict[str, Any]:
+    """The context with the note as the first line inside the frame (after its begin marker,
+    hooks/frame.py), so the frame still opens the text."""
+    note = escape_note(text)
+    if note:
+        first, _, rest = text.partition("\n")
+        text = f"{first}\n{note}\n{rest}" if first.startswith("=== BEGIN ") else f"{note}\n{text}"
+    return _session_inject(text)

@@ -94,6 +94,7 @@ _ZH_TW_MESSAGES = {
     "next_x": "「{name}」不得含 [x]，已完成項目請移到「{done}」：{line}",
     "blocked_reason": "受阻項目缺「{token}」：{line}",
     "in_progress": "「{name}」最多一個 [>] 進行中項目，實際 {count} 個",
+    "escaped_marker": "[&gt;] 是經 Gemini CLI 轉義的 [>]，視為 [>]；下次儲存（git agy-state save）會寫回 [>]：{line}",
     "marker_outside": "「{name}」含進度標記 [{marker}]，標記只用於「{next}」與「{done}」：{line}",
     "too_big": "STATE.md 超過 1 MiB（{size} 位元組），拒絕處理",
     "not_text": "STATE.md 不是 UTF-8 文字",
@@ -119,6 +120,7 @@ _ZH_CN_MESSAGES = {
     "next_x": "「{name}」不得含 [x]，已完成项目请移到「{done}」：{line}",
     "blocked_reason": "受阻项目缺「{token}」：{line}",
     "in_progress": "「{name}」最多一个 [>] 进行中项目，实际 {count} 个",
+    "escaped_marker": "[&gt;] 是经 Gemini CLI 转义的 [>]，视为 [>]；下次保存（git agy-state save）会写回 [>]：{line}",
     "marker_outside": "「{name}」含进度标记 [{marker}]，标记只用于「{next}」与「{done}」：{line}",
     "too_big": "STATE.md 超过 1 MiB（{size} 字节），拒绝处理",
     "not_text": "STATE.md 不是 UTF-8 文本",
@@ -144,6 +146,10 @@ _EN_MESSAGES = {
     "next_x": '"{name}" must not hold [x]; move finished items to "{done}": {line}',
     "blocked_reason": 'a blocked item lacks "{token}": {line}',
     "in_progress": '"{name}" holds at most one [>] item in progress, found {count}',
+    "escaped_marker": (
+        "[&gt;] is [>] as Gemini CLI escapes it; read as [>], and the next save "
+        "(git agy-state save) writes [>]: {line}"
+    ),
     "marker_outside": (
         '"{name}" holds the progress marker [{marker}]; markers belong in "{next}" and "{done}": '
         "{line}"

@@ -16,8 +16,11 @@ from gitstate.document.language import KEYS, Language
 MAX_BYTES = 1024 * 1024
 BOM = "\ufeff"
 
-# The peer's item grammar, verbatim: a hyphen bullet, one whitespace, a lower-case marker, text.
-ITEM_RE = re.compile(r"^\s*-\s\[( |>|!|x)\]\s+(.*)$")
+# The peer's item grammar, verbatim: a hyphen bullet, one whitespace, a lower-case marker, text;
+# plus `[&gt;]`, which is `[>]` as Gemini CLI shows hook context (it escapes `<` and `>`), so an
+# agent copying a step from it may write it back (docs/format.md, "Escaped markers").
+ITEM_RE = re.compile(r"^\s*-\s\[( |>|!|x|&gt;)\]\s+(.*)$")
+ESCAPED_IN_PROGRESS = "[&gt;]"
 BULLET_RE = re.compile(r"^\s*[-*]\s")
 HEADING_RE = re.compile(r"^## (.+)$")
 
@@ -138,7 +141,27 @@ def parse_item(line: str) -> Item | None:
     if match is None:
         return None
     indent = line[: len(line) - len(line.lstrip())]
-    return Item(indent, match.group(1), match.group(2))
+    marker = match.group(1)
+    return Item(indent, ">" if marker == "&gt;" else marker, match.group(2))
+
+
+def escaped_marker(line: str) -> bool:
+    """A `- [&gt;] …` item: `[>]` with Gemini CLI's escaping, read as `[>]`."""
+    if ESCAPED_IN_PROGRESS not in line:
+        return False
+    match = ITEM_RE.match(line.rstrip())
+    return match is not None and match.group(1) == "&gt;"
+
+
+def _unescaped(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """Next steps with `[&gt;]` written back as `[>]`: what every save writes."""
+    if not any(ESCAPED_IN_PROGRESS in line for line in lines):
+        return lines
+    out = []
+    for line in lines:
+        item = parse_item(line) if escaped_marker(line) else None
+        out.append(item.render() if item is not None else line)
+    return tuple(out)
 
 
 def cut_suffix(text: str, token: str) -> tuple[str, str | None]:
@@ -258,6 +281,11 @@ def parse(text: str) -> Document:
     return Document(
         language=lang.code,
         stamp=match.group(1),
-        sections=tuple(tuple(line.text for line in s.lines) for s in out.sections),
+        sections=tuple(
+            _unescaped(body) if key == "next_steps" else body
+            for key, body in zip(
+                KEYS, (tuple(line.text for line in s.lines) for s in out.sections), strict=True
+            )
+        ),
         preamble=tuple(line.text for line in out.preamble),
     )

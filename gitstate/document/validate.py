@@ -18,6 +18,7 @@ from gitstate.document.model import (
     MAX_BYTES,
     Outline,
     RawSection,
+    escaped_marker,
     outline,
     parse_item,
 )
@@ -198,6 +199,7 @@ def check_outline(out: Outline, user: Language | None = None) -> Report:
             errors.extend(_done_rules(say, section))
         elif key == "next_steps":
             errors.extend(_next_rules(say, section))
+            warnings.extend(_escaped_markers(say, section))
         else:
             warnings.extend(_stray_markers(say, key, section))
     return Report(lang.code, tuple(errors), tuple(warnings))
@@ -346,6 +348,15 @@ def _next_rules(say: _Messages, section: RawSection) -> list[Problem]:
             )
         )
     return problems
+
+
+def _escaped_markers(say: _Messages, section: RawSection) -> list[Problem]:
+    """`[&gt;]` is `[>]` as Gemini CLI shows it: read as `[>]`, fixed by the next save."""
+    return [
+        Problem(line.number, say("escaped_marker", line=line.text), "escaped_marker", "next_steps")
+        for line in section.lines
+        if escaped_marker(line.text)
+    ]
 
 
 def _stray_markers(say: _Messages, key: str, section: RawSection) -> list[Problem]:

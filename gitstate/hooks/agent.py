@@ -416,8 +416,8 @@ def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
             refusal = _save_if_dirty(hook, layout, data)
             if refusal:
                 return refusal
-    if b"[>]" not in data:
-        return None  # a step in progress is a `- [>] ` line: none can be there
+    if b"[>]" not in data and b"[&gt;]" not in data:
+        return None  # a step in progress is a `- [>] ` line (or Gemini's `[&gt;]`): none there
     return _step_reason(data, configured)
 
 
@@ -474,10 +474,12 @@ def step_in_progress(text: str) -> tuple[int, str] | None:
         elif line.strip():
             steps.append(line)
     for number, line in enumerate(steps, start=1):
-        # model.ITEM_RE, for the `>` marker: ^\s*-\s\[>\]\s+(.*)$ on the stripped line
+        # model.ITEM_RE, for the `>` marker: ^\s*-\s\[(>|&gt;)\]\s+(.*)$ on the stripped line
         body = line.lstrip()
-        if body[:1] == "-" and body[1:2].isspace() and body[2:5] == "[>]" and body[5:6].isspace():
-            return number, body[5:].strip()
+        if body[:1] == "-" and body[1:2].isspace():
+            for end, marker in ((5, "[>]"), (8, "[&gt;]")):
+                if body[2:end] == marker and body[end : end + 1].isspace():
+                    return number, body[end:].strip()
     return None
 
 
