@@ -22,7 +22,25 @@ from gitstate.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, AgyError, Interru
 # One module per command, named after it (`gitstate/cli/<name>.py` holds the click command
 # `<name>`), loaded on first use so that running one command imports only what it needs (a save
 # must not pay for log's difflib). Helper modules start with an underscore or are listed here.
-NOT_COMMANDS = {"__init__", "__main__", "output"}
+NOT_COMMANDS = {"__init__", "__main__", "colour", "manpages", "output", "pager"}
+
+
+def summary(command: click.Command) -> str:
+    """The command's line in a command list: the first paragraph of its help, whole. Click would
+    cut it at the column's width mid-phrase ("…"); its list wraps a long line instead."""
+    if command.short_help:
+        return " ".join(command.short_help.split())
+    return " ".join((command.help or "").split("\n\n")[0].split())
+
+
+def whole_summaries(command: click.Command) -> click.Command:
+    """`command` (and every subcommand of a group) with its summary as its short help."""
+    if command.short_help is None:
+        command.short_help = summary(command)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            whole_summaries(sub)
+    return command
 
 
 def command_names() -> list[str]:
@@ -47,7 +65,7 @@ class AgyGroup(click.Group):
         module = importlib.import_module(f"gitstate.cli.{cmd_name.replace('-', '_')}")
         command = getattr(module, cmd_name.replace("-", "_"))
         assert isinstance(command, click.Command)
-        return command
+        return whole_summaries(command)
 
     def main(
         self,
@@ -71,8 +89,10 @@ class AgyGroup(click.Group):
             click.echo(exc.ctx.get_help() if exc.ctx else "")
             code = EXIT_OK
         except click.UsageError as exc:
-            hint = "git agy-state --help"
-            if exc.ctx is not None:
+            # `git agy-state --help` is git's `git help agy-state`, a man page only an installed
+            # wheel has (docs/commands.md, "Help and man pages"); `help` is always there.
+            hint = "git agy-state help"
+            if exc.ctx is not None and exc.ctx.parent is not None:
                 hint = f"{exc.ctx.command_path} --help"
             message = exc.format_message()
             code = report_error(UsageError(message[:1].lower() + message[1:], hint), as_json)
@@ -100,6 +120,8 @@ def main() -> None:
     """An AI coding agent's working memory, kept inside git.
 
     STATE.md at the root of the work tree is a view of the newest snapshot on refs/agy/state.
+    `git agy-state help COMMAND` (or `git agy-state COMMAND --help`) says what a command does;
+    installed from a wheel, `man git-agy-state-COMMAND` says the same.
     """
 
 

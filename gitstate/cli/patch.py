@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import fields
 
 import click
 
 from gitstate.cli.output import json_option
 from gitstate.cli.render.written import report_written
 from gitstate.document import patch as patch_mod
+from gitstate.document.language import KEYS, LANGUAGES
+from gitstate.document.patch_ops import OPS
 from gitstate.errors import UsageError
 from gitstate.storage import view
 from gitstate.usecases.state import patch as patch_uc
@@ -56,7 +59,38 @@ def _arg(value: str, flag: str) -> str:
     return value
 
 
-@click.command()
+def _keys_and_ops() -> str:
+    """The KEY names and the `--ops` JSON ops, from the tables the patch reads (language.KEYS
+    and patch_ops.OPS), so that the help can never list a key or an op the tool lacks."""
+    width = max(map(len, KEYS))
+    keys = [
+        f"  {key:<{width}}  " + " | ".join(lang.heading(key) for lang in LANGUAGES.values())
+        for key in KEYS
+    ]
+    placeholder = {"section": "KEY", "step": "N"}
+    ops = [
+        "  {"
+        + ", ".join(
+            [f'"op": "{name}"']
+            + [f'"{f.name}": {placeholder.get(f.name, "TEXT")}' for f in fields(cls)]
+        )
+        + "}"
+        for name, cls in OPS.items()
+    ]
+    return "\n\n".join(
+        [
+            "\b\nKEY is a section key, or its heading in any language ("
+            + ", ".join(LANGUAGES)
+            + "):\n"
+            + "\n".join(keys),
+            '\b\n--ops FILE holds {"ops": [OP, …]}, applied in order; each OP is one of:\n'
+            + "\n".join(ops)
+            + "\nN is a step's number in next_steps, or the start of its text.",
+        ]
+    )
+
+
+@click.command(epilog=_keys_and_ops())
 @click.option(
     "--ops", "ops_file", metavar="FILE|-", help='A JSON patch {"ops": [...]}; - reads stdin.'
 )
