@@ -10,12 +10,17 @@ error says, and its exit code, come from gitstate/error_map.py; `report_error` o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gitstate import error_map
 from gitstate.document.controls import escape, escape_json
+from gitstate.errors import AgyError
+from gitstate.storage import gitconfig
+
+if TYPE_CHECKING:
+    from gitstate.storage.snapshots import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,7 +31,32 @@ def json_option(func: F) -> F:
 
 
 def short(sha: str | None) -> str:
-    return sha[:12] if sha else "none"
+    """An id as git abbreviates it here (`core.abbrev`; longer where ambiguous: storage/abbrev.py).
+    Every id a command prints goes through here; `--json` prints full ids."""
+    if not sha:
+        return "none"
+    from gitstate.storage import abbrev  # here: a command that prints no id does not load it
+
+    store = _store()
+    if store is None:
+        return sha[: abbrev.configured(gitconfig.get(None, "core.abbrev"))]
+    return abbrev.short_id(store, sha)
+
+
+def _store() -> Store | None:
+    """The repository of the current directory, opened once per command run (kept in click's
+    context, so each invocation sees its own repository and config); None outside one."""
+    ctx = click.get_current_context(silent=True)
+    meta: dict[str, Any] = ctx.meta if ctx is not None else {}
+    if "agy.store" not in meta:
+        from gitstate.usecases.workspace import Workspace
+
+        try:
+            meta["agy.store"] = Workspace.open().store
+        except AgyError:
+            meta["agy.store"] = None
+    found: Store | None = meta["agy.store"]
+    return found
 
 
 def emit_json(value: Any) -> None:

@@ -4,44 +4,79 @@ from __future__ import annotations
 
 import click
 
-from gitstate.cli.output import emit_json, json_option, say, short
+from gitstate.cli import colour
+from gitstate.cli.colour import Paint, colour_options
+from gitstate.cli.output import emit_json, json_option, short
+from gitstate.document.language import counted
 from gitstate.usecases.state import history
 from gitstate.usecases.workspace import Workspace
 
+# `status -s`: two letters as git's porcelain (docs/commands.md, "Short status").
+SHORT_CODES = {"dirty": " M", "missing": " D"}
+
 
 @click.command()
+@click.option("-s", "--short", "short_form", is_flag=True, help="One line, as git status -s.")
+@colour_options
 @json_option
-def status(as_json: bool) -> None:
+def status(short_form: bool, colour_option: str | None, as_json: bool) -> None:
     """Is STATE.md clean, dirty or missing; which snapshot; what is in progress."""
     ws = Workspace.open()
     info = history.status(ws)
     if as_json:
         emit_json(info)
         return
+    paint = colour.choose(ws, colour_option)
+    if short_form:
+        line = _short_line(info, paint)
+        if line is not None:
+            colour.echo(line)
+        return
+    state = str(info["view"])
     view_text = {
         "clean": "clean",
         "dirty": "dirty (unsaved edits: git agy-state save)",
         "missing": "missing (git agy-state checkout writes it)"
         if info["task"] == "open"
         else "missing",
-    }[str(info["view"])]
-    say(f"STATE.md: {view_text}")
+    }[state]
+    colour.echo(
+        paint.plain("STATE.md: ") + paint("clean" if state == "clean" else "dirty", view_text)
+    )
     if info["archived"] and info["view"] == "missing":
-        say(f"no task in progress: the last one was archived as {info['archived']}")
+        colour.echo(
+            paint.plain(f"no task in progress: the last one was archived as {info['archived']}")
+        )
     tip = info["tip"]
     if tip is None:
-        say("snapshot: none yet")
+        colour.echo("snapshot: none yet")
     else:
         written = info["written_from"]
         if info["view"] == "missing" or written is None:
-            say(f"tip: {short(str(tip))}")
+            colour.echo(f"tip: {paint('commit', short(str(tip)))}")
         elif info["is_tip"]:
-            say(f"written from: {short(str(written))} (the tip)")
+            colour.echo(f"written from: {paint('commit', short(str(written)))} (the tip)")
         else:
-            say(f"written from: {short(str(written))} (the tip is now {short(str(tip))})")
+            colour.echo(
+                f"written from: {paint('commit', short(str(written)))} "
+                f"(the tip is now {paint('commit', short(str(tip)))})"
+            )
     if not info["valid"]:
-        count = info["errors"]
-        say(f"valid: no ({count} problem{'s' * (count != 1)}: git agy-state check)")
+        problems = counted(int(str(info["errors"])), "problem")
+        colour.echo(f"valid: {paint('dirty', 'no')} ({problems}: git agy-state check)")
     if info["in_progress"]:
-        say(f"in progress: {info['in_progress']}")
-    say(f"phase: {info['phase']}")
+        colour.echo(paint.plain(f"in progress: {info['in_progress']}"))
+    colour.echo(paint.plain(f"phase: {info['phase']}"))
+
+
+def _short_line(info: dict[str, object], paint: Paint) -> str | None:
+    """As `git status -s`: nothing when STATE.md is clean (or absent with no task open), else
+    ` M STATE.md` (unsaved edits) or ` D STATE.md` (gone from an open task), with `(invalid: N
+    problems)` after it when the view does not validate."""
+    state = str(info["view"])
+    if state == "clean" or (state == "missing" and info["task"] != "open"):
+        return None
+    line = f"{paint('dirty', SHORT_CODES[state])} STATE.md"
+    if not info["valid"]:
+        line += f" ({paint('dirty', 'invalid')}: {counted(int(str(info['errors'])), 'problem')})"
+    return line

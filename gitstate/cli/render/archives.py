@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gitstate.cli.output import emit_json, say
+from gitstate.cli.output import emit_json, say, short
 
 if TYPE_CHECKING:  # the use cases load pygit2; commands that print them import them anyway
     from gitstate.usecases.workspace import Workspace
@@ -29,4 +29,4 @@ def print_archives(ws: Workspace, as_json: bool, limit: int | None = None) -> No
     if not found:
         say("no archived tasks")
     for item in found:
-        say(f"{item.ref.removeprefix('refs/agy/archive/')}  {item.tip[:12]}  {item.goal}")
+        say(f"{item.ref.removeprefix('refs/agy/archive/')}  {short(item.tip)}  {item.goal}")

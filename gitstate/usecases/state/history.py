@@ -16,8 +16,8 @@ from gitstate.document.model import MAX_BYTES, Document, parse
 from gitstate.document.patch import section_key
 from gitstate.document.validate import Problem, Report, check_bytes, decode
 from gitstate.errors import BrokenRef, Failure, InvalidDocument, NotFound
-from gitstate.storage import gitconfig, view
-from gitstate.storage.snapshots import Snapshot
+from gitstate.storage import abbrev, gitconfig, view
+from gitstate.storage.snapshots import Snapshot, Store
 from gitstate.usecases.workspace import Workspace
 
 
@@ -132,7 +132,7 @@ def show(ws: Workspace, rev: str | None) -> tuple[str, bytes]:
     data = ws.store.state_bytes(commit)
     if data is None:
         raise NotFound(
-            f"snapshot {commit[:12]} holds no STATE.md (it closed a task or only changed the phase)",
+            f"snapshot {abbrev.short_id(ws.store, commit)} holds no STATE.md (it closed a task or only changed the phase)",
             hint="git agy-state log shows the snapshots before it",
         )
     return commit, data
@@ -198,10 +198,51 @@ def log(ws: Workspace, limit: int | None) -> list[Snapshot]:
 def snapshot_diff(ws: Workspace, snap: Snapshot) -> str:
     before = ws.store.state_bytes(snap.parents[0]) if snap.parents else None
     after = ws.store.state_bytes(snap.commit)
-    return unified(before, after, snap.parents[0][:12] if snap.parents else None, snap.commit[:12])
+    a = abbrev.short_id(ws.store, snap.parents[0]) if snap.parents else None
+    return unified(before, after, a, abbrev.short_id(ws.store, snap.commit))
+
+
+def graph_log(ws: Workspace, limit: int | None) -> list[Snapshot]:
+    """The current task's snapshots with every parent followed (a sync merge has two), in the
+    order `git log --graph` draws them: no commit before one of its children, the newest ready
+    one first. The walk ends at the task's start as `log`'s does."""
+    tip = ws.store.tip()
+    if tip is None:
+        return []
+    found: dict[str, Snapshot] = {}
+    pending = [tip]
+    while pending:
+        commit = pending.pop()
+        if commit in found:
+            continue
+        snap = ws.store.snapshot(commit)
+        if "Agy-Archived" in snap.trailers and commit != tip:
+            continue  # the closing snapshot of the task before
+        found[commit] = snap
+        pending.extend(p for p in snap.parents if p not in found)
+    children = dict.fromkeys(found, 0)
+    for snap in found.values():
+        for parent in set(snap.parents):
+            if parent in children:
+                children[parent] += 1
+    ready = [tip]
+    order: list[Snapshot] = []
+    while ready and (limit is None or len(order) < limit):
+        ready.sort(key=lambda c: (found[c].time, c))
+        snap = found[ready.pop()]
+        order.append(snap)
+        for parent in dict.fromkeys(snap.parents):
+            if parent in children:
+                children[parent] -= 1
+                if children[parent] == 0:
+                    ready.append(parent)
+    return order
 
 
 def unified(before: bytes | None, after: bytes | None, a: str | None, b: str | None) -> str:
+    """A unified diff of two STATE.md versions; the title's time never counts as a change
+    (docs/format.md), so the old title is shown as the new one."""
+    before = _same_title(before, after)
     old = (before or b"").decode("utf-8", "replace").splitlines(keepends=True)
     new = (after or b"").decode("utf-8", "replace").splitlines(keepends=True)
     lines = difflib.unified_diff(
@@ -228,7 +269,7 @@ def diff(ws: Workspace, a: str | None, b: str | None) -> Diff:
     """`diff`: tip → view; `diff A`: A → view (or tip); `diff A B`: A → B."""
     if b is not None:
         left, right = ws.store.resolve(a), ws.store.resolve(b)
-        return _diff(left, ws.store.state_bytes(left), right, ws.store.state_bytes(right))
+        return _diff(ws.store, left, ws.store.state_bytes(left), right, ws.store.state_bytes(right))
     left = ws.store.resolve(a)
     data = ws.view_bytes()
     if data is not None:
@@ -238,20 +279,35 @@ def diff(ws: Workspace, a: str | None, b: str | None) -> Diff:
                 ws.view_report(data).errors,
                 hint="git agy-state check",
             )
-        return _diff(left, ws.store.state_bytes(left), "view", data)
+        return _diff(ws.store, left, ws.store.state_bytes(left), "view", data)
     tip = ws.store.resolve(None)
-    return _diff(left, ws.store.state_bytes(left), tip, ws.store.state_bytes(tip))
+    return _diff(ws.store, left, ws.store.state_bytes(left), tip, ws.store.state_bytes(tip))
 
 
-def _diff(a: str, before: bytes | None, b: str, after: bytes | None) -> Diff:
+def _diff(store: Store, a: str, before: bytes | None, b: str, after: bytes | None) -> Diff:
     for name, data in ((a, before), (b, after)):
         if data is not None and len(data) > MAX_BYTES:  # a snapshot no writer of ours makes
             raise InvalidDocument(
-                f"snapshot {name[:12]} holds a STATE.md of {len(data)} bytes, over 1 MiB: "
+                f"snapshot {_short(store, name)} holds a STATE.md of {len(data)} bytes, over 1 MiB: "
                 "diff compares documents within the limit",
                 hint="git show REV:STATE.md prints it",
             )
-    return Diff(a, b, _changed_sections(before, after), unified(before, after, a[:12], b[:12]))
+    sections = _changed_sections(before, after)
+    text = unified(before, after, _short(store, a), _short(store, b))
+    return Diff(a, b, sections, text)
+
+
+def _short(store: Store, name: str) -> str:
+    return name if name == "view" else abbrev.short_id(store, name)
+
+
+def _same_title(before: bytes | None, after: bytes | None) -> bytes | None:
+    """`before` with its title line replaced by the one of `after` when both start with one."""
+    if not before or not after or not (before.startswith(b"# ") and after.startswith(b"# ")):
+        return before
+    old_title, newline, rest = before.partition(b"\n")
+    new_title = after.partition(b"\n")[0]
+    return new_title + newline + rest if old_title != new_title else before
 
 
 def _changed_sections(before: bytes | None, after: bytes | None) -> tuple[str, ...]:
