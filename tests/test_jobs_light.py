@@ -137,6 +137,15 @@ def test_settings_are_read_as_pygit2_reads_them(repo: Repo) -> None:
     assert "agy.maxConcurrent" in KEYS
 
 
+def test_the_config_stamp_changes_with_the_settings(repo: Repo) -> None:
+    """What tells a waiting supervisor to read maxConcurrent again."""
+    layout = _supervisor_layout(repo)
+    before = supervisor_git.config_stamp(layout)
+    assert supervisor_git.config_stamp(layout) == before
+    repo.git("config", "agy.maxConcurrent", "5")
+    assert supervisor_git.config_stamp(layout) != before
+
+
 def test_the_branch_tip_loose_and_packed(repo: Repo) -> None:
     head = repo.git("rev-parse", "HEAD").strip()
     repo.git("branch", f"agy/{JOB}")

@@ -8,6 +8,7 @@ round whose branch moved loads pygit2, for the diff (records.changes).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +32,29 @@ def config_reader(layout: Layout, values: dict[str, str] | None = None) -> Reade
     """A reader for config_mod.load: of `values` (from settings()), else of a fresh read."""
     found = settings(layout) if values is None else values
     return lambda key: found.get(key.lower())
+
+
+def config_stamp(layout: Layout) -> tuple[tuple[int, int], ...]:
+    """(size, mtime) of the config files git reads for the jobs' settings (the repository's,
+    the global and the XDG one): a changed stamp means the settings may have changed. A file
+    that only an include names is not in it: a change made there alone reaches the supervisors
+    that start after it."""
+    home = Path(os.environ.get("HOME") or "~").expanduser()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    paths = (
+        layout.commondir / "config",
+        Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+        xdg / "git" / "config",
+    )
+    stamp = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            stamp.append((-1, 0))
+        else:
+            stamp.append((st.st_size, st.st_mtime_ns))
+    return tuple(stamp)
 
 
 def branch_tip(layout: Layout, branch: str) -> str | None:

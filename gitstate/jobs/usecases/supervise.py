@@ -52,6 +52,8 @@ class Supervisor:
         self.settings: JobConfig | None = None  # as read at the start; _limit reads it again
         self.git_settings: dict[str, str] | None = None  # the one git config read of the start
         self.rang = False  # the round settled and rang: nothing is left to announce at exit
+        self.limit: int | None = None  # maxConcurrent as last read, with the config files'
+        self.limit_stamp: tuple[tuple[int, int], ...] = ()  # sizes and times then
 
     def run(self) -> None:
         meta = jobfiles.read_json(self.job.meta)
@@ -88,14 +90,18 @@ class Supervisor:
         return config_mod.load(supervisor_git.config_reader(self.layout))
 
     def _limit(self) -> int:
-        """maxConcurrent, read again for every count after the first (a user may raise it)."""
-        if self.settings is not None:
-            first, self.settings = self.settings, None
-            return first.max_concurrent
-        try:
-            return self._config().max_concurrent
-        except AgyError:
-            return 1
+        """maxConcurrent for a count: read again (a user may change it) only when a config
+        file changed since the last read — a `git config` process for every wake-up would
+        be most of what waiting costs."""
+        seen = supervisor_git.config_stamp(self.layout)
+        if self.limit is None or seen != self.limit_stamp:
+            try:
+                config = self.settings or self._config()
+                self.limit = config.max_concurrent
+            except AgyError:
+                self.limit = 1
+            self.settings, self.limit_stamp = None, seen
+        return self.limit
 
     def _record_pid(self) -> None:
         def change(meta: Meta) -> Meta | None:
