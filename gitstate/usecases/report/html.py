@@ -12,7 +12,8 @@ import base64
 import hashlib
 from html import escape
 
-from gitstate.document.model import parse_item
+from gitstate.document.language import LANGUAGES
+from gitstate.document.model import cut_suffix, parse_item, step_text
 from gitstate.usecases.report.model import Annotation, Entry, Job, Mark, Report, StepEvent
 
 SHORT = 7
@@ -253,12 +254,18 @@ def _progress(report: Report) -> list[str]:
     out = ["<section>", "<h2>Steps</h2>", '<ul class="plain steps">']
     for step in done:
         out.append(f"<li>{_kind('done')}{_e(step.text)}{_verify(step)}</li>")
+    lang = LANGUAGES[report.language]
     for line in report.open_steps:
         item = parse_item(line)
-        marker, text = (item.marker, item.text) if item else (" ", line.strip())
+        marker = item.marker if item else " "
+        _, reason = cut_suffix(item.text if item else "", lang.reason)
         kind = {">": "started", "!": "blocked"}.get(marker, "added")
         word = {"started": "in progress", "blocked": "blocked", "added": "to do"}[kind]
-        out.append(f'<li><span class="kind k-{kind}">{word}</span>{_e(text)}</li>')
+        why = StepEvent(kind, "", (reason or "").strip()) if kind == "blocked" else None
+        out.append(
+            f'<li><span class="kind k-{kind}">{word}</span>{_e(step_text(line, lang))}'
+            f"{_verify(why) if why else ''}</li>"
+        )
     if not done and not report.open_steps:
         out.append('<li class="empty">no steps</li>')
     out.append("</ul>")

@@ -9,7 +9,8 @@ end a list item).
 
 from __future__ import annotations
 
-from gitstate.document.model import parse_item
+from gitstate.document.language import LANGUAGES
+from gitstate.document.model import cut_suffix, parse_item, step_text
 from gitstate.usecases.report.model import Annotation, Entry, Report
 
 SHORT = 7
@@ -48,14 +49,19 @@ def render(report: Report) -> str:
         lines += [f"- {text(g.removeprefix('- '))}" for g in report.goal]
         lines.append("")
     done = [s for e in entries for s in e.steps if s.kind == "done"]
+    report_lang = LANGUAGES[report.language]
     lines += ["### Steps", ""]
     for step in done:
         verified = f" — verified: {text(step.detail)}" if step.detail else ""
         lines.append(f"- [x] {text(step.text)}{verified}")
     for line in report.open_steps:
         item = parse_item(line)
-        marker, body = (item.marker, item.text) if item else (" ", line.strip())
+        marker = item.marker if item else " "
+        body = step_text(line, report_lang)
+        _, reason = cut_suffix(item.text if item else "", report_lang.reason)
         label = {">": " (in progress)", "!": " (blocked)"}.get(marker, "")
+        if marker == "!" and reason:
+            label = f" (blocked: {text(reason.strip())})"
         lines.append(f"- [ ] {text(body)}{label}")
     if not done and not report.open_steps:
         lines.append("_No steps._")
