@@ -7,6 +7,8 @@ import click
 from gitstate.cli import colour
 from gitstate.cli.colour import Paint, colour_options
 from gitstate.cli.output import emit_json, json_option, short
+from gitstate.cli.pager import pager_option
+from gitstate.cli.pager import start as start_pager
 from gitstate.document.language import counted
 from gitstate.usecases.state import history
 from gitstate.usecases.workspace import Workspace
@@ -18,8 +20,9 @@ SHORT_CODES = {"dirty": " M", "missing": " D"}
 @click.command()
 @click.option("-s", "--short", "short_form", is_flag=True, help="One line, as git status -s.")
 @colour_options
+@pager_option
 @json_option
-def status(short_form: bool, colour_option: str | None, as_json: bool) -> None:
+def status(short_form: bool, colour_option: str | None, no_pager: bool, as_json: bool) -> None:
     """Is STATE.md clean, dirty or missing; which snapshot; what is in progress."""
     ws = Workspace.open()
     info = history.status(ws)
@@ -27,6 +30,7 @@ def status(short_form: bool, colour_option: str | None, as_json: bool) -> None:
         emit_json(info)
         return
     paint = colour.choose(ws, colour_option)
+    start_pager(ws, "status", no_pager, as_json, default_on=False)  # as git: only when asked
     if short_form:
         line = _short_line(info, paint)
         if line is not None:

@@ -204,8 +204,8 @@ def snapshot_diff(ws: Workspace, snap: Snapshot) -> str:
 
 def graph_log(ws: Workspace, limit: int | None) -> list[Snapshot]:
     """The current task's snapshots with every parent followed (a sync merge has two), in the
-    order `git log --graph` draws them: no commit before one of its children, the newest ready
-    one first. The walk ends at the task's start as `log`'s does."""
+    order `git log --graph` draws them (its --topo-order): no commit before one of its
+    children, one line of descent shown whole before the next. The walk ends at the task's start as `log`'s does."""
     tip = ws.store.tip()
     if tip is None:
         return []
@@ -225,10 +225,9 @@ def graph_log(ws: Workspace, limit: int | None) -> list[Snapshot]:
         for parent in set(snap.parents):
             if parent in children:
                 children[parent] += 1
-    ready = [tip]
+    ready = [tip]  # a stack, as git's --topo-order: a merge's last parent's line comes first
     order: list[Snapshot] = []
     while ready and (limit is None or len(order) < limit):
-        ready.sort(key=lambda c: (found[c].time, c))
         snap = found[ready.pop()]
         order.append(snap)
         for parent in dict.fromkeys(snap.parents):
