@@ -22,12 +22,11 @@ def _row(width: int, marks: dict[int, str]) -> str:
 
 
 def rows(commits: Sequence[tuple[str, Sequence[str]]]) -> Iterator[Row]:
-    """The graph rows for `commits` (each `(id, parent ids)`, children before parents);
-    parents outside `commits` end their line there, as git's do under `-n`."""
-    shown = {commit for commit, _ in commits}
+    """The graph rows for `commits` (each `(id, parent ids)`, children before parents); a
+    parent not among them keeps its line to the end, as git's do under `-n`."""
     lanes: list[str] = []
     for commit, all_parents in commits:
-        parents = [p for p in dict.fromkeys(all_parents) if p in shown]
+        parents = list(dict.fromkeys(all_parents))
         if commit not in lanes:
             lanes.append(commit)
         col = lanes.index(commit)
