@@ -101,6 +101,8 @@ th{color:var(--muted);font-weight:600}
 .empty{color:var(--muted);font-style:italic}
 footer{margin-top:3rem;color:var(--muted);font-size:.8rem}
 @media (max-width:34rem){main{padding:1.25rem .75rem 3rem}header h1{font-size:1.35rem}
+.stats{grid-template-columns:repeat(auto-fit,minmax(5.5rem,1fr));gap:.5rem}
+.stats li{padding:.4rem .6rem}.stats b{font-size:1.2rem}
 ol.timeline{padding-left:.9rem}li.snapshot{padding:.6rem .7rem}
 li.snapshot::before{left:-1.32rem}}
 """
@@ -191,7 +193,11 @@ def render(report: Report) -> str:
         f"<span>{_e(_span(entries))}</span>",
         "</div>",
         '<ul class="stats">',
-        *(f"<li><b>{n}</b><span>{_e(label)}</span></li>" for n, label in stats),
+        *(
+            f"<li><b>{n}</b><span>{_e(label)}</span></li>"
+            for i, (n, label) in enumerate(stats)
+            if n or i == 0  # the snapshots always; the rest when there are any
+        ),
         "</ul>",
         "</header>",
         *_goal(report),
@@ -329,8 +335,9 @@ def _note(a: Annotation) -> str:
         if fields.get("scope"):  # the text already says the type, the cause and the fix
             body += f"<br><small>scope: {_e(fields['scope'])}</small>"
     state = "" if a.active else " · superseded"
+    label = "known error" if a.known_error else a.type
     return (
-        f'<div class="{cls}" data-id="{_e(a.id)}"><span class="kind">{_e(a.type)}</span>'
+        f'<div class="{cls}" data-id="{_e(a.id)}"><span class="kind">{_e(label)}</span>'
         f"{body}<br><small>{_e(a.id)} · {_e(a.by)} · {_e(_time(a.at))} · on "
         f'<code class="id">{_e(a.commit[:SHORT])}</code>{state}</small></div>'
     )
