@@ -32,5 +32,17 @@ class InstallDataWithManpages(install_data):
         super().run()
 
 
+class WithData(Distribution):
+    """An editable install (`pip install -e`) installs the data files too: setuptools' editable
+    wheel asks for `has_data`, a method only `has_data_files` exists for."""
+
+    def has_data(self) -> bool:
+        return bool(self.has_data_files())
+
+
 # The placeholder entry makes setuptools run install_data at all; run() fills it.
-setup(cmdclass={"install_data": InstallDataWithManpages}, data_files=[(MAN_DIR, [])])
+setup(
+    distclass=WithData,
+    cmdclass={"install_data": InstallDataWithManpages},
+    data_files=[(MAN_DIR, [])],
+)
