@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gitstate.cli.output import emit_json, json_option, say
+from gitstate.cli.output import emit_json, json_option, say, short
 from gitstate.cli.render.archives import archived_line
 from gitstate.usecases.state import archive as archive_uc
 from gitstate.usecases.workspace import Workspace
@@ -29,7 +29,7 @@ def archive(reopen: str | None, as_json: bool) -> None:
         if as_json:
             emit_json({"reopened": chosen.ref, "snapshot": commit})
         else:
-            say(f"reopened {chosen.ref} as snapshot {commit[:12]}; STATE.md is back")
+            say(f"reopened {chosen.ref} as snapshot {short(commit)}; STATE.md is back")
         return
     closed = archive_uc.archive(ws)
     if as_json:

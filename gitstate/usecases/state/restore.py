@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gitstate.document.model import Document
 from gitstate.errors import Failure
-from gitstate.storage import exclude, view
+from gitstate.storage import abbrev, exclude, view
 from gitstate.usecases.state.writer import (
     RESTORE,
     Outcome,
@@ -26,7 +26,7 @@ def restore(ws: Workspace, rev: str, force: bool = False) -> Written:
     target = ws.snapshot_document(commit)
     if target is None:
         raise Failure(
-            f"snapshot {commit[:12]} holds no STATE.md (it closed a task or only changed the phase)"
+            f"snapshot {abbrev.short_id(ws.store, commit)} holds no STATE.md (it closed a task or only changed the phase)"
         )
 
     def produce(start: Document | None) -> Produced:
@@ -50,7 +50,7 @@ def checkout(ws: Workspace, rev: str | None, force: bool = False) -> Written:
         target = ws.store.state_bytes(commit)
         if target is None:
             raise Failure(
-                f"snapshot {commit[:12]} holds no STATE.md (it closed a task or only changed the phase)"
+                f"snapshot {abbrev.short_id(ws.store, commit)} holds no STATE.md (it closed a task or only changed the phase)"
             )
         data = ws.view_bytes()
         kept = guard_unsaved(ws, data, target, force, "checkout")

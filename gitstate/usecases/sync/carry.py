@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gitstate.errors import Failure
-from gitstate.storage import gitcli, network
+from gitstate.storage import abbrev, gitcli, network
 from gitstate.storage.layout import DECISIONS_REF
 from gitstate.usecases.workspace import Workspace
 
@@ -269,7 +269,9 @@ def plan(
             if commit in placed:
                 specs.append(f"{name}:{name}")
             else:
-                withheld.append(f"{name} (its commit {commit[:12]} is not on the remote)")
+                withheld.append(
+                    f"{name} (its commit {abbrev.short_id(ws.store, commit)} is not on the remote)"
+                )
     return Carry(sorted(specs), withheld)
 
 

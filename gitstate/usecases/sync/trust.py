@@ -14,7 +14,7 @@ from typing import NamedTuple
 from gitstate.document.language import counted
 from gitstate.document.model import MAX_BYTES, parse
 from gitstate.errors import AgyError, Failure
-from gitstate.storage import gitcli, received, signing
+from gitstate.storage import abbrev, gitcli, received, signing
 from gitstate.storage.received import NewCommit
 from gitstate.usecases.sync import carry
 from gitstate.usecases.workspace import Workspace
@@ -158,7 +158,7 @@ def chain_problem(ws: Workspace, local: str | None, remote: str, trust: Trust | 
             return (
                 f"agy.requireSigned: {counted(len(unsigned), 'new snapshot')} without a good "
                 "signature "
-                f"(first {unsigned[0].oid[:12]})"
+                f"(first {abbrev.short_id(ws.store, unsigned[0].oid)})"
             )
         others = [c for c in commits if c.key.upper() not in {k.upper() for k in trust.keys}]
         if others:
