@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from gitstate import secrets
 from gitstate.document import controls
+from gitstate.document.language import counted
 from gitstate.errors import Failure, NotFound, SecretFound, UsageError
 from gitstate.memory.document import files, importing
 from gitstate.memory.storage.brain import Brain
@@ -280,7 +281,7 @@ def import_folder(folder: str, dry_run: bool = False, allow_secret: bool = False
             brain, _ = brain_uc.open_brain()
         outcome[0] = plan(brain, brain.tip() if brain else None, sources, allow_secret)[1]
         return Imported(str(root), True, tuple(outcome[0]), tuple(skipped), None)
-    subject = f"memory import: {root.name or root} ({len(sources)} files)"
+    subject = f"memory import: {root.name or root} ({counted(len(sources), 'file')})"
     written = brain_uc.write(change, subject, None, allow_secret)
     return Imported(str(root), False, tuple(outcome[0]), tuple(skipped), written)
 
