@@ -5,10 +5,11 @@ first: matching lines are redacted in the record, never refused, and the hits ar
 result.json (docs/jobs.md, "Files and records").
 
 The supervisor writes it, one process per job: importing pygit2 there would cost more CPU than
-the rest of the round (docs/jobs.md, "Cost per job"). So the blobs and the tree are written here
-as loose objects (zlib and sha1, a temporary file linked into place, as git does), the commit by
-`git commit-tree` (git's own dates and signing; the identity by the same rule as storage/
-snapshots.py's Store), and the ref moved by compare-and-swap through storage/refs.py. A
+the rest of the round (docs/jobs.md, "Cost per job"). So the blobs, the tree and the commit are
+written here as loose objects (zlib and sha1, a temporary file linked into place, as git does),
+with the identity and dates by storage/snapshots.py's Store's rule, byte for byte what it would
+write; with signing configured, or a date only git reads, `git commit-tree` writes the commit.
+The ref is moved by compare-and-swap through storage/refs.py. A
 repository this writer does not speak for (a sha256 object format, core.sharedRepository, a
 record ref that is not a plain commit id) goes through records.commit_record (pygit2) instead.
 """
@@ -16,7 +17,6 @@ record ref that is not a plain commit id) goes through records.commit_record (py
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -45,6 +45,11 @@ CONFIG_KEYS = (
     "core.sharedrepository",
 )
 _OID_CHARS = frozenset("0123456789abcdef")
+
+try:  # CPython's own sha1: hashlib would load OpenSSL first, a cost every supervisor pays
+    from _sha1 import sha1
+except ImportError:  # pragma: no cover - another interpreter
+    from hashlib import sha1
 _DATE_RE = re.compile(r"^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$")  # Store's forms; ISO is git's
 # A name or email written as given: no angle brackets or control characters, no outer spaces.
 _IDENT_OK = re.compile(r"^[^<>\x00-\x1f\x7f\s](?:[^<>\x00-\x1f\x7f]*[^<>\x00-\x1f\x7f\s])?$")
@@ -144,7 +149,7 @@ def write_object(objects: Path, kind: str, data: bytes) -> str:
     """Store one loose object (as git writes it: a temporary file in its folder, linked into
     place, read-only); an object already there is left alone. Returns its id."""
     raw = f"{kind} {len(data)}\0".encode() + data
-    oid = hashlib.sha1(raw).hexdigest()  # git's object id (sha1 repositories only)
+    oid = sha1(raw).hexdigest()  # git's object id (sha1 repositories only)
     folder = objects / oid[:2]
     final = folder / oid[2:]
     if final.exists():
