@@ -118,9 +118,12 @@ def test_the_wheel_carries_the_pages_and_git_agy_state_help_shows_them(tmp_path:
             if name.startswith("git_agy_state-") and "/data/share/man/man1/" in name
         }
     assert pages == {Path(p).name for p in manpages.write(str(tmp_path / "pages"))}
-    # Installed as pip installs into a prefix (a venv's): bin/ and share/man/ side by side.
-    prefix = tmp_path / "prefix"
-    _pip("install", "-q", "--no-deps", "--no-index", "--prefix", str(prefix), str(wheel))
+    # Installed into a venv of its own (never --prefix from this one: pip would take the
+    # editable install out of the environment running the tests): bin/ and share/man/ side by side.
+    prefix = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True)
+    python = str(prefix / "bin" / "python")
+    _pip("--python", python, "install", "-q", "--no-deps", "--no-index", str(wheel))
     assert (prefix / "bin" / "git-agy-state").exists()
     assert (prefix / "share" / "man" / "man1" / "git-agy-state-patch.1").exists()
     # A user's shell: the prefix's bin on PATH, MANPATH unset (man derives <prefix>/share/man
