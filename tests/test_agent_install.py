@@ -94,7 +94,9 @@ def strict_json(text: str) -> Any:
 
 
 def settings_file(agent: str, scope: str, project: Path, home: Path) -> Path:
-    return (project if scope == "project" else home) / f".{agent}" / "settings.json"
+    """Where install puts our hooks: Claude Code's project hooks go to its personal file."""
+    name = "settings.local.json" if (agent, scope) == ("claude", "project") else "settings.json"
+    return (project if scope == "project" else home) / f".{agent}" / name
 
 
 def ours(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
@@ -438,7 +440,7 @@ def test_install_creates_what_is_missing_and_uninstall_removes_exactly_that(
     project: Path, home: Path
 ) -> None:
     lines = install("claude", "project", project, home, CMD)
-    settings = project / ".claude" / "settings.json"
+    settings = project / ".claude" / "settings.local.json"
     skill = project / ".claude" / "skills" / "agy-state" / "SKILL.md"
     assert json.loads(settings.read_text()) == {"hooks": agent_install.hook_entries("claude", CMD)}
     assert skill.read_text() == SKILL

@@ -38,6 +38,14 @@ if TYPE_CHECKING:
         @property
         def data_dir(self) -> Path: ...
 
+        def exclude(self, path: Path) -> list[str]:
+            """Add a personal project file to the repository's info/exclude (said)."""
+            ...
+
+        def unexclude(self, path: Path) -> list[str]:
+            """Take out the line exclude() added for path (said)."""
+            ...
+
     class AgentCLI(Protocol):
         """One agent CLI as a hook process sees it: the module `<name>_hook.py`."""
 

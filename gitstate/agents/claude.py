@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from gitstate.agents.jobs import Call, Outcome, Quota
 
 TITLE = "Claude Code"
+SHARED_FILE = "settings.json"  # the project's, which teams commit; and the user's
+PERSONAL_FILE = "settings.local.json"  # the project's personal one: where our hooks go
 USER_DIR_ENV = "CLAUDE_CONFIG_DIR"  # the user directory's documented override
 
 # (event, action, timeout in seconds, matcher). Inject only reads a file; stop-guard and
@@ -84,18 +86,39 @@ def agent_dir(place: Place, scope: str) -> Path:
 
 
 def install(place: Place, scope: str, command: str) -> list[str]:
-    from gitstate.agents import settings
+    """Project scope: into `.claude/settings.local.json`, Claude Code's personal file for a
+    project (excluded from git), since our commands name this machine's interpreter; an
+    earlier install's entries in the shared `.claude/settings.json` move there."""
+    from gitstate.agents import personal, plugin, settings
 
-    lines, _, _ = settings.install(
-        place.ledger, agent_dir(place, scope), TITLE, hook_entries(command)
+    base = agent_dir(place, scope)
+    if scope != "project":
+        lines, _, _ = settings.install(place.ledger, base, TITLE, hook_entries(command))
+        return [*lines, f"{TITLE}: start a new session to load them"]
+    lines = settings.remove_hooks(place.ledger, base / SHARED_FILE, TITLE)
+    skill = base / plugin.SKILL_PATH
+    skill_existed = skill.exists()
+    more, _, path = settings.install(
+        place.ledger, base, TITLE, hook_entries(command), PERSONAL_FILE
     )
+    lines += more
+    lines += personal.settings_lines(place, path, False, TITLE)  # personal, whoever made it
+    lines += personal.skill_lines(place, skill, skill_existed)
     return [*lines, f"{TITLE}: start a new session to load them"]
 
 
 def uninstall(place: Place, scope: str) -> list[str]:
     from gitstate.agents import settings
 
-    return settings.uninstall(place.ledger, agent_dir(place, scope), TITLE)
+    base = agent_dir(place, scope)
+    if scope != "project":
+        return settings.uninstall(place.ledger, base, TITLE)
+    lines = settings.remove_hooks(place.ledger, base / SHARED_FILE, TITLE)
+    rest = settings.uninstall(place.ledger, base, TITLE, PERSONAL_FILE)
+    if not (lines and rest == [f"{TITLE}: nothing of ours in {base}"]):
+        lines += rest
+    lines += [f"{TITLE}: {line}" for line in place.unexclude(base / PERSONAL_FILE)]
+    return lines
 
 
 def doctor(place: Place) -> list[Finding]:

@@ -114,11 +114,19 @@ def install(place: Place, scope: str, command: str) -> list[str]:
     # A config.toml we could not edit is refused before anything is written: hooks without
     # their trust would be installed for nothing.
     toml_table.loads(codex_trust.read(config), str(config))
+    from gitstate.agents import personal, plugin
+
+    existed = (base / HOOKS_FILE).exists()
+    skill_existed = (base / plugin.SKILL_PATH).exists()
     lines, data, path = settings.install(
         place.ledger, base, TITLE, hook_entries(command), HOOKS_FILE
     )
     lines += codex_trust.grant(place.ledger, config, codex_trust.ours(path, data), TITLE)
     if scope == "project":
+        # Personal like Claude's and Gemini's (docs/hooks.md, "Personal and shared files"):
+        # our trust entries pin this file's absolute path and this machine's interpreter.
+        lines += personal.settings_lines(place, path, existed, TITLE)
+        lines += personal.skill_lines(place, base / plugin.SKILL_PATH, skill_existed)
         text = codex_trust.read(config)
         if not codex_trust.project_trusted(text, place.project, str(config)):
             lines.append(
@@ -145,6 +153,8 @@ def uninstall(place: Place, scope: str) -> list[str]:
     except toml_table.Unparsable as exc:  # the hooks still go: they are what runs
         lines = [f"note: {exc.message}: remove our [hooks.state] entries from it by hand"]
     lines += settings.uninstall(place.ledger, base, TITLE, HOOKS_FILE)
+    if scope == "project":
+        lines += [f"{TITLE}: {line}" for line in place.unexclude(path)]
     return lines
 
 

@@ -100,18 +100,52 @@ def agent_dir(place: Place, scope: str) -> Path:
 
 
 def install(place: Place, scope: str, command: str) -> list[str]:
-    from gitstate.agents import settings
+    """Gemini CLI has no personal file per project: a project install writes the project's
+    `.gemini/settings.json`, excluded from git when install created it, named in a note when
+    the project already had it (docs/hooks.md, "Personal and shared files")."""
+    from gitstate.agents import personal, plugin, settings
 
-    lines, data, path = settings.install(
-        place.ledger, agent_dir(place, scope), TITLE, hook_entries(command)
-    )
-    return [*lines, *_notes(data, path, scope), f"{TITLE}: start a new session to load them"]
+    base = agent_dir(place, scope)
+    path, skill = base / "settings.json", base / plugin.SKILL_PATH
+    existed, skill_existed = path.exists(), skill.exists()
+    lines, data, path = settings.install(place.ledger, base, TITLE, hook_entries(command))
+    if scope == "project":
+        lines += personal.settings_lines(place, path, existed, TITLE)
+        lines += personal.skill_lines(place, skill, skill_existed)
+    return [
+        *lines,
+        *_notes(data, path, scope),
+        *_trust_notes(place, scope),
+        f"{TITLE}: start a new session to load them",
+    ]
 
 
 def uninstall(place: Place, scope: str) -> list[str]:
     from gitstate.agents import settings
 
-    return settings.uninstall(place.ledger, agent_dir(place, scope), TITLE)
+    base = agent_dir(place, scope)
+    lines = settings.uninstall(place.ledger, base, TITLE)
+    if scope == "project":
+        lines += [f"{TITLE}: {line}" for line in place.unexclude(base / "settings.json")]
+    return lines
+
+
+def _trust_notes(place: Place, scope: str) -> list[str]:
+    """Gemini CLI runs no hook (project or user) in an untrusted folder, and its --skip-trust
+    silently drops project hooks: said for both scopes, with this folder's verdict."""
+    from gitstate.agents import gemini_trust
+
+    note = f"note: Gemini CLI runs hooks only in a trusted folder: {gemini_trust.NOTE}"
+    if scope != "project":
+        return [note + " (check one: git agy-state doctor)"]
+    trusted, why = gemini_trust.verdict(place.project, user_dir(place))
+    return [] if trusted else [f"{note} ({why})"]
+
+
+def user_dir(place: Place) -> Path:
+    from gitstate.agents import settings
+
+    return settings.user_dir(place.home, NAME, HOME_ENV, ".gemini")
 
 
 def _notes(data: dict[str, Any], path: Path, scope: str) -> list[str]:
@@ -126,10 +160,42 @@ def _notes(data: dict[str, Any], path: Path, scope: str) -> list[str]:
     tools = data.get("tools")
     if isinstance(tools, dict) and tools.get("enableHooks") is False:
         notes.append(f"note: {path} sets tools.enableHooks to false (older Gemini CLI: no hooks)")
-    if scope == "project":
-        notes.append("note: Gemini CLI runs a project's hooks only in a trusted folder")
     return notes
 
 
 def doctor(place: Place) -> list[Finding]:
-    return []  # install's notes say what Gemini CLI's switches and folder trust need
+    """Where our Gemini hooks are installed (either scope): is this folder trusted? Untrusted,
+    no hook of ours runs here; nothing is said when none is installed."""
+    from gitstate.agents import gemini_trust, plugin, settings_file
+    from gitstate.errors import AgyError
+
+    installed = []
+    for scope in ("project", "user"):
+        path = agent_dir(place, scope) / "settings.json"
+        try:
+            data = settings_file.load(path).data or {}
+        except AgyError as exc:  # a settings file we cannot read is a finding, not an abort
+            return [(f"{TITLE} {scope} hooks", "warn", exc.message, exc.hint)]
+        hooks = data.get("hooks")
+        groups = (
+            [g for v in hooks.values() if isinstance(v, list) for g in v]
+            if isinstance(hooks, dict)
+            else []
+        )
+        handlers = [h for g in groups if isinstance(g, dict) for h in g.get("hooks") or []]
+        if any(plugin.is_ours(h) for h in handlers):
+            installed.append(scope)
+    if not installed:
+        return []
+    trusted, why = gemini_trust.verdict(place.project, user_dir(place))
+    name = f"{TITLE} folder trust"
+    if trusted:
+        return [(name, "ok", why, None)]
+    return [
+        (
+            name,
+            "warn",
+            f"{why}: our {' and '.join(installed)} hooks do not run here",
+            gemini_trust.NOTE,
+        )
+    ]

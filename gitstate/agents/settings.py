@@ -69,6 +69,12 @@ def uninstall(ledger: Ledger, base: Path, who: str, file: str = "settings.json")
     return lines or [f"{who}: nothing of ours in {base}"]
 
 
+def remove_hooks(ledger: Ledger, path: Path, who: str) -> list[str]:
+    """Remove our handlers from one settings file (an earlier install's place for them), and
+    the file when we had created it and it is empty again; nothing else."""
+    return _remove_from_settings(ledger, path, who)
+
+
 def _remove_from_settings(ledger: Ledger, path: Path, who: str) -> list[str]:
     loaded = settings_file.load(path)
     if loaded.data is None:

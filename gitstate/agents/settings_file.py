@@ -223,6 +223,13 @@ class Ledger:
             return None
         return {tuple(k) for k in entry.get("keys", []) if isinstance(k, list)}
 
+    def forget_key(self, path: Path, key: KeyPath) -> None:
+        entry = self.file(path)
+        if entry is not None:
+            entry["keys"] = [k for k in entry.get("keys", []) if k != list(key)]
+            if not entry["keys"] and not entry.get("created"):
+                self.forget_file(path)
+
     def forget_file(self, path: Path) -> None:
         self._files.pop(_key(path), None)
 

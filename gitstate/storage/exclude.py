@@ -39,3 +39,19 @@ def ensure(layout: Layout, wanted: Iterable[str]) -> list[str]:
 def ensure_view(layout: Layout) -> list[str]:
     """Exclude the view; called wherever the view is written, since `init` is optional."""
     return ensure(layout, (VIEW_LINE,))
+
+
+def remove(layout: Layout, line: str) -> bool:
+    """Drop `line` (one we added: the caller knows) from info/exclude, every other line kept
+    as it was; True if it was there."""
+    exclude = path(layout)
+    try:
+        text = exclude.read_text()
+    except FileNotFoundError:
+        return False
+    lines = text.splitlines(keepends=True)
+    kept = [one for one in lines if one.strip() != line]
+    if len(kept) == len(lines):
+        return False
+    exclude.write_text("".join(kept))
+    return True

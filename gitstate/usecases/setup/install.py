@@ -21,6 +21,11 @@ from gitstate.agents import settings_file
 from gitstate.agents.plugin import DEFAULT_COMMAND, NAME
 from gitstate.agents.settings_file import Ledger
 from gitstate.errors import EXIT_OK, UsageError
+from gitstate.storage import exclude
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitstate.storage.layout import Layout
 
 __all__ = ["AGENTS", "DEFAULT_COMMAND", "SCOPES", "install", "plugin_files", "uninstall"]
 
@@ -37,6 +42,47 @@ class Place:
         self.home = home
         self.data_dir = data_dir(home)
         self.ledger = Ledger(self.data_dir / "installed.json")
+
+    def exclude(self, path: Path) -> list[str]:
+        """Keep a personal file install wrote in the project out of `git status`: its line in
+        the repository's info/exclude, recorded so that uninstall takes out only ours."""
+        found = self._layout(path)
+        if found is None:
+            return []
+        layout, line = found
+        if exclude.ensure(layout, (line,)):
+            self.ledger.note_file(exclude.path(layout), False, [("exclude", line)])
+            return [f"added {line} to {exclude.path(layout)} (personal: never to be committed)"]
+        return []
+
+    def unexclude(self, path: Path) -> list[str]:
+        """Take out the info/exclude line exclude() added for path, if it did."""
+        found = self._layout(path)
+        if found is None:
+            return []
+        layout, line = found
+        ours = self.ledger.created_keys(exclude.path(layout)) or set()
+        if ("exclude", line) not in ours:
+            return []
+        self.ledger.forget_key(exclude.path(layout), ("exclude", line))
+        if exclude.remove(layout, line):
+            return [f"removed {line} from {exclude.path(layout)}"]
+        return []
+
+    def _layout(self, path: Path) -> tuple[Layout, str] | None:
+        """The repository whose work tree root is the project, and path's exclude line."""
+        from gitstate.storage.layout import discover
+
+        try:
+            rel = path.relative_to(self.project)
+        except ValueError:
+            return None
+        layout = discover(self.project)
+        if layout is None or layout.workdir is None:
+            return None
+        if layout.workdir.resolve() != self.project.resolve():
+            return None
+        return layout, "/" + rel.as_posix()
 
 
 def install(agent: str, scope: str, project: Path, home: Path, command: str) -> list[str]:
