@@ -4,6 +4,7 @@ with a step half done (a fake agent CLI runs the hooks exactly as the real one w
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,13 +16,17 @@ from conftest import Repo
 FAKE = Path(__file__).parent / "fakes" / "fake_agent.py"
 
 
-def agent(name: str, repo: Repo, kind: str, *extra: str) -> dict[str, Any]:
+def agent(name: str, repo: Repo, kind: str, *extra: str, trusted: bool = True) -> dict[str, Any]:
+    """What the fake CLI did; Gemini CLI in a trusted folder unless told (it runs no hook in
+    an untrusted one)."""
+    env = {**os.environ, "GEMINI_CLI_TRUST_WORKSPACE": "true" if trusted else "false"}
     proc = subprocess.run(
         [sys.executable, str(FAKE), name, str(repo.path), kind, *extra],
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
+        env=env,
     )
     result: dict[str, Any] = json.loads(proc.stdout)
     return result
@@ -53,7 +58,11 @@ def test_installed_agent_resumes_and_is_guarded(
     assert started["ran"] == 1
     (context,) = started["context"]
     assert "Resume from the first next step" in context
-    assert context.endswith(repo.view.read_text() + "=== END agy-state notes ===\n")
+    view = repo.view.read_text()
+    if name == "gemini":  # as the model sees it, escaped, with our note saying so
+        assert "[&gt;] below is the in-progress marker" in context
+        view = view.replace(">", "&gt;")
+    assert context.endswith(view + "=== END agy-state notes ===\n")
 
     stopping = agent(name, repo, "stop")
     assert stopping["blocked"] is True
@@ -83,3 +92,14 @@ def test_agy_later_invocations_are_not_injected_again(repo: Repo, cli: Any) -> N
     cli("patch", "--todo", "later")
     assert agent("agy", repo, "start")["context"]
     assert agent("agy", repo, "start", "--again")["context"] == []
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_gemini_runs_no_hook_of_ours_in_an_untrusted_folder(
+    repo: Repo, cli: Any, scope: str
+) -> None:
+    result = cli("install", "--agent", "gemini", "--scope", scope)
+    assert "GEMINI_CLI_TRUST_WORKSPACE=true" in result.output  # the note says how to trust
+    cli("patch", "--todo", "later", "--start", "1")
+    assert agent("gemini", repo, "start", trusted=False)["ran"] == 0
+    assert agent("gemini", repo, "stop", trusted=False)["blocked"] is False

@@ -2,11 +2,13 @@
 
     fake_agent.py claude|gemini|agy WORKSPACE EVENT [--source S] [--again]
 
-It reads the hooks the real CLI would read (Claude: .claude/settings.json and ~/.claude/…;
-Gemini: .gemini/settings.json and ~/.gemini/…; agy: .agents/hooks.json and installed plugins
-under ~/.fake-agy/plugins), runs every matching command with that CLI's payload on stdin and a
-shell, applies its output rules, and prints what the agent would do as one JSON line:
-{"context": [text…], "blocked": bool, "reasons": [text…], "ran": N}.
+It reads the hooks the real CLI would read (Claude: ~/.claude/settings.json,
+.claude/settings.json and .claude/settings.local.json; Gemini: ~/.gemini/settings.json and
+.gemini/settings.json, none of them in an untrusted folder; agy: .agents/hooks.json and
+installed plugins under ~/.fake-agy/plugins), runs every matching command with that CLI's
+payload on stdin and a shell, applies its output rules (Gemini escapes `<` and `>` of the
+SessionStart context, as Gemini CLI 0.61.0 does), and prints what the agent would do as one
+JSON line: {"context": [text…], "blocked": bool, "reasons": [text…], "ran": N}.
 `--again` is the loop-guard case: stop_hook_active / executionNum 2 / invocationNum 2.
 """
 
@@ -38,6 +40,30 @@ def settings_hooks(paths: list[Path], event: str, source: str | None) -> list[di
                 continue
             handlers.extend(h for h in group.get("hooks", []) if h.get("type") == "command")
     return handlers
+
+
+def gemini_trusted(workspace: Path, home: Path) -> bool:
+    """Gemini CLI's folder trust: the variable, the switch, else trustedFolders.json's longest
+    rule covering the folder (TRUST_PARENT covers the rule path's parent)."""
+    if os.environ.get("GEMINI_CLI_TRUST_WORKSPACE", "").lower() == "true":
+        return True
+    user = home / ".gemini"
+    try:
+        settings = json.loads((user / "settings.json").read_text())
+    except (OSError, ValueError):
+        settings = {}
+    if settings.get("security", {}).get("folderTrust", {}).get("enabled") is False:
+        return True
+    try:
+        rules = json.loads((user / "trustedFolders.json").read_text())
+    except (OSError, ValueError):
+        return False
+    where, best = os.path.realpath(workspace), (-1, "")
+    for rule, level in rules.items():
+        root = os.path.realpath(os.path.dirname(rule) if level == "TRUST_PARENT" else rule)
+        if (where == root or where.startswith(root + os.sep)) and len(rule) > best[0]:
+            best = (len(rule), level)
+    return best[1] in ("TRUST_FOLDER", "TRUST_PARENT")
 
 
 def agy_hooks(workspace: Path, event: str) -> list[dict]:
@@ -74,7 +100,10 @@ def main() -> int:
     else:
         folder = ".claude" if agent == "claude" else ".gemini"
         paths = [home / folder / "settings.json", workspace / folder / "settings.json"]
-        handlers = settings_hooks(paths, event, source)
+        if agent == "claude":
+            paths.append(workspace / folder / "settings.local.json")
+        trusted = agent != "gemini" or gemini_trusted(workspace, home)
+        handlers = settings_hooks(paths, event, source) if trusted else []
         payload = {
             "session_id": "fake-session",
             "transcript_path": "/dev/null",
@@ -110,6 +139,8 @@ def main() -> int:
             continue
         body = json.loads(proc.stdout)  # every agent here wants JSON on stdout
         context = body.get("hookSpecificOutput", {}).get("additionalContext")
+        if context and agent == "gemini":
+            context = context.replace("<", "&lt;").replace(">", "&gt;")
         if context:
             result["context"].append(context)  # type: ignore[union-attr]
         for step in body.get("injectSteps", []):
