@@ -115,7 +115,7 @@ def _code(value: str) -> str:
 
 
 def _note(a: Annotation) -> str:
-    head = f"- **{text(a.type)}** {text(a.text)}"
+    head = f"- **{'Known error' if a.known_error else text(a.type)}** {text(a.text)}"
     if a.known_error:
         scope = dict(a.issue).get("scope")  # the text already says the type, cause and fix
         if scope:
