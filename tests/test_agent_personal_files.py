@@ -281,3 +281,18 @@ def test_the_environment_and_the_switch_trust_every_folder(
     settings.parent.mkdir(exist_ok=True)
     settings.write_text('{"security": {"folderTrust": {"enabled": false}}}')
     assert gemini_trust_check(repo).status == "ok"
+
+
+def test_agys_workspace_hooks_file_is_personal_too(
+    repo: Repo, hermetic: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    empty = tmp_path / "no-agy"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty) + ":/usr/bin:/bin")  # agy not on PATH: the fallback
+    before = snapshot(repo)
+    lines = install(repo, "agy", hermetic)
+    assert "/.agents/hooks.json" in exclude_file(repo).read_text().splitlines()
+    assert status(repo) == ["?? .agents/skills/agy-state/SKILL.md"]
+    assert any(".agents/skills/agy-state/SKILL.md" in line for line in lines)
+    uninstall(repo, "agy", hermetic)
+    assert snapshot(repo) == before

@@ -91,6 +91,7 @@ class _Installer:
     def __init__(self, place: Place) -> None:
         import shutil
 
+        self.place = place
         self.ledger: Ledger = place.ledger
         self.plugin_dir = place.data_dir / "agy-plugin"
         self.workspace = place.project / ".agents"
@@ -115,8 +116,14 @@ class _Installer:
                 "agy: agy is not on PATH, so the plugin is not installed yet; run:",
                 f"  agy plugin install {self.plugin_dir}",
             ]
+        from gitstate.agents import personal
+
+        path, skill = self.workspace / "hooks.json", self.workspace / plugin.SKILL_PATH
+        existed, skill_existed = path.exists(), skill.exists()
         lines += self._install_workspace(command)
-        lines += settings.install_skill(self.ledger, self.workspace / plugin.SKILL_PATH, "agy")
+        lines += settings.install_skill(self.ledger, skill, "agy")
+        lines += personal.settings_lines(self.place, path, existed, "agy")
+        lines += personal.skill_lines(self.place, skill, skill_existed)
         return [
             *lines,
             "agy: agy is not on PATH; its workspace hooks file is the fallback (where agy reads "
@@ -150,6 +157,9 @@ class _Installer:
                 )
         if scope == "project":
             lines += self._remove_workspace()
+            lines += [
+                f"agy: {line}" for line in self.place.unexclude(self.workspace / "hooks.json")
+            ]
         return lines or [f"agy: nothing of ours in {self.workspace}"]
 
     def _write_plugin(self, command: str) -> list[str]:
