@@ -336,6 +336,31 @@ class TestHostileTexts:
         assert 'class="snapshot IDLE"' in page  # the class falls back; the badge shows it escaped
         assert '<span class="badge &quot;&gt;&lt;img src=x&gt;">&quot;&gt;&lt;img src=x&gt;' in page
 
+    def test_controls_are_shown_escaped_never_raw(self) -> None:
+        from gitstate.usecases.report.model import Entry
+
+        sneaky = "ok\u202e txt.exe\x1b[31m"
+        entry = Entry("c" * 40, START.isoformat(), "IDLE", sneaky, (), "+" + sneaky + "\n")
+        report = Report("current", "refs/agy/state", (sneaky,), "IDLE", "c" * 40, (entry,))
+        page, text = html.render(report), markdown.render(report)
+        for out in (page, text):
+            assert "\u202e" not in out and "\x1b" not in out
+        assert "ok\\u202e txt.exe\\x1b[31m" in page
+        assert "ok\\\\u202e txt.exe\\\\x1b\\[31m" in text  # Markdown for the same text
+
+    def test_a_crafted_snapshot_that_does_not_parse_is_still_on_the_timeline(
+        self, repo: Repo, cli: Any, clock: Clock
+    ) -> None:
+        tip = step(cli, clock, "patch", "--set", "goal=G", "--todo", "t")
+        blob = repo.git("hash-object", "-w", "--stdin", input="not a state <b>\n").strip()
+        tree = repo.git("mktree", input=f"100644 blob {blob}\tSTATE.md\n").strip()
+        crafted = repo.git("commit-tree", tree, "-p", tip, "-m", "crafted").strip()
+        repo.git("update-ref", "refs/agy/state", crafted, tip)
+        found = report_of()
+        assert [e.commit for e in found.entries] == [tip, crafted]
+        assert "+not a state <b>" in found.entries[1].diff
+        assert "+not a state &lt;b&gt;" in html.render(found)
+
 
 class TestCommands:
     def test_view_writes_the_page_under_the_git_dir_and_prints_its_path(

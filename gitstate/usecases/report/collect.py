@@ -14,7 +14,7 @@ from datetime import datetime
 
 from gitstate.document.language import KEYS
 from gitstate.document.model import Document, cut_suffix, parse_item, step_text
-from gitstate.errors import NotFound
+from gitstate.errors import InvalidDocument, NotFound
 from gitstate.storage.snapshots import Snapshot
 from gitstate.usecases.decisions import records
 from gitstate.usecases.report.model import Annotation, Entry, Job, Mark, Merge, Report, StepEvent
@@ -52,7 +52,7 @@ def collect(ws: Workspace, name: str | None = None) -> Report:
     entries = _place_annotations(ws, entries, start, until)
     entries = _place_checkpoints(ws, entries)
     tip = snaps[-1]
-    doc = ws.snapshot_document(tip.commit)
+    doc = _document(ws, tip.commit)
     text = ws.store.state_text(tip.commit) or ""
     return Report(
         task=task,
@@ -90,9 +90,9 @@ def _entries(ws: Workspace, snaps: list[Snapshot]) -> list[Entry]:
     entries = []
     before: Document | None = None
     if snaps and snaps[0].parents:
-        before = ws.snapshot_document(snaps[0].parents[0])
+        before = _document(ws, snaps[0].parents[0])
     for snap in snaps:
-        doc = ws.snapshot_document(snap.commit)
+        doc = _document(ws, snap.commit)
         if before is not None and doc is not None:
             sections = doc.changed_keys(before)
         else:
@@ -113,6 +113,15 @@ def _entries(ws: Workspace, snaps: list[Snapshot]) -> list[Entry]:
         )
         before = doc if doc is not None else before
     return entries
+
+
+def _document(ws: Workspace, commit: str) -> Document | None:
+    """A snapshot's document; None for one no writer of ours makes (a crafted STATE.md that
+    does not parse): the timeline still shows the snapshot and its diff."""
+    try:
+        return ws.snapshot_document(commit)
+    except InvalidDocument:
+        return None
 
 
 def _added(before: Document | None, after: Document | None, key: str) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ import base64
 import hashlib
 from html import escape
 
+from gitstate.document import controls
 from gitstate.document.language import LANGUAGES
 from gitstate.document.model import cut_suffix, parse_item, step_text
 from gitstate.usecases.report.model import Annotation, Entry, Job, Mark, Report, StepEvent
@@ -139,7 +140,8 @@ STEP_WORDS = {
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    """Text as HTML text: controls shown as `\\x1b`, `\\u202e`… (docs/format.md), then escaped."""
+    return escape(controls.escape(str(text)), quote=True)
 
 
 def _hash(source: str) -> str:

@@ -9,6 +9,7 @@ end a list item).
 
 from __future__ import annotations
 
+from gitstate.document import controls
 from gitstate.document.language import LANGUAGES
 from gitstate.document.model import cut_suffix, parse_item, step_text
 from gitstate.usecases.report.model import Annotation, Entry, Report
@@ -19,7 +20,7 @@ _SPECIAL = "\\`*_[]|#~!"
 
 def text(value: str) -> str:
     """One line of repository text, safe inside Markdown."""
-    flat = " ".join(value.split())
+    flat = " ".join(controls.escape(value).split())
     out = []
     for ch in flat:
         if ch == "&":
@@ -111,7 +112,7 @@ def _count(n: int, word: str) -> str:
 
 def _code(value: str) -> str:
     """Inside a code span: no backtick can close it, no newline can end it."""
-    return " ".join(value.split()).replace("`", "'")
+    return " ".join(controls.escape(value).split()).replace("`", "'")
 
 
 def _note(a: Annotation) -> str:
