@@ -376,6 +376,15 @@ class TestCommands:
         body = json.loads(ok(cli, "view", "--json"))
         assert body == {"path": out, "task": "current", "snapshots": 1}
 
+    def test_an_archived_task_gets_its_own_page(self, repo: Repo, cli: Any, clock: Clock) -> None:
+        step(cli, clock, "patch", "--set", "goal=Finished work", "--todo", "x")
+        step(cli, clock, "patch", "--done", "1", "--verify", "seen")
+        name = json.loads(ok(cli, "archives", "--json"))[0]["ref"].removeprefix("refs/agy/archive/")
+        out = Path(ok(cli, "view", name).strip())
+        assert out == repo.path / ".git" / "agy" / "pages" / f"{name}.html"
+        assert "<h1>Finished work</h1>" in out.read_text()
+        assert ok(cli, "report", name).startswith("## Finished work\n")
+
     def test_view_out_file_and_stdout(
         self, repo: Repo, cli: Any, clock: Clock, tmp_path: Path
     ) -> None:

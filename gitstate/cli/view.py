@@ -33,7 +33,8 @@ def view(archive: str | None, out: str | None, open_: bool, as_json: bool) -> No
         return
     if out is None:
         folder = private.make_dir(ws.layout.agy_dir / PAGES_DIR)
-        path = folder / f"{report.task}.html"
+        # An archive's name is a ref's tail: a received one may hold "/", never ".." (git).
+        path = folder / f"{report.task.replace('/', '-')}.html"
         private.write_file(path, page)
     else:
         path = Path(out).absolute()

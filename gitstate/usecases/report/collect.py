@@ -53,7 +53,6 @@ def collect(ws: Workspace, name: str | None = None) -> Report:
     entries = _place_checkpoints(ws, entries)
     tip = snaps[-1]
     doc = _document(ws, tip.commit)
-    text = ws.store.state_text(tip.commit) or ""
     return Report(
         task=task,
         ref=ref,
@@ -62,7 +61,6 @@ def collect(ws: Workspace, name: str | None = None) -> Report:
         tip=tip.commit,
         entries=tuple(entries),
         jobs=tuple(_jobs(ws, start, until)),
-        state_text=text,
         language=doc.language if doc else "en",
         open_steps=doc.steps() if doc else (),
     )

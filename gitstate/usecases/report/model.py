@@ -150,7 +150,6 @@ class Report:
     tip: str
     entries: tuple[Entry, ...]  # oldest first
     jobs: tuple[Job, ...] = ()
-    state_text: str = ""  # STATE.md at the tip
     language: str = "en"
     open_steps: tuple[str, ...] = field(default=())  # next_steps at the tip
 
