@@ -147,3 +147,34 @@ def test_counts_are_said_with_their_plurals(repo: Repo, cli: Any) -> None:
     assert "(s)" not in status
     checked = cli("check").stdout
     assert f"({count} {noun})" in checked
+
+
+def test_graph_of_any_dag_shows_each_snapshot_once_after_its_children(repo: Repo, cli: Any) -> None:
+    start(cli)
+    base = repo.ref()
+    assert base is not None
+    tree = repo.git("rev-parse", f"{base}^{{tree}}").strip()
+
+    def snapshot(subject: str, *parents: str) -> str:
+        args = [arg for p in parents for arg in ("-p", p)]
+        message = f"{subject}\n\nAgy-Format: 1\n"
+        return repo.git("commit-tree", tree, *args, input=message).strip()
+
+    a1, b1, c1 = (snapshot(name, base) for name in ("a1", "b1", "c1"))
+    a2, b2 = snapshot("a2", a1, b1), snapshot("b2", b1, c1)
+    tip = snapshot("t", snapshot("m", a2, b2, c1))  # an octopus and a criss-cross
+    repo.git("update-ref", "refs/agy/state", tip, base)
+    lines = cli("log", "--graph", "--oneline").stdout.splitlines()
+    order = []
+    for line in lines:
+        entry = re.match(r"^([|/\\_ *]*)([0-9a-f]{7}) ", line)
+        if entry:
+            assert entry.group(1).count("*") == 1, line
+            order.append(entry.group(2))
+        else:
+            assert set(line) <= set("|/\\_ "), line
+    listed = repo.git("rev-list", "--parents", "refs/agy/state").splitlines()
+    parents = {row.split()[0][:7]: [p[:7] for p in row.split()[1:]] for row in listed}
+    assert sorted(order) == sorted(parents)  # every snapshot, once
+    for commit, its in parents.items():
+        assert all(order.index(commit) < order.index(p) for p in its)

@@ -47,10 +47,11 @@ def rows(commits: Sequence[tuple[str, Sequence[str]]]) -> Iterator[Row]:
                 yield _row(0, marks).rstrip(), None
             continue
         lanes[col] = parents[0]
-        for extra in parents[1:]:
-            marks = {2 * i: "|" for i in range(col + 1)}
-            marks.update({2 * k + 1: "\\" for k in range(col, len(lanes))})
-            lanes.insert(col + 1, extra)
+        for n, extra in enumerate(parents[1:], start=1):  # left to right, in parent order
+            at = col + n
+            marks = {2 * i: "|" for i in range(at)}
+            marks.update({2 * k + 1: "\\" for k in range(at - 1, len(lanes))})
+            lanes.insert(at, extra)
             yield _row(0, marks).rstrip(), None
 
 
