@@ -17,7 +17,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -27,6 +26,8 @@ import click
 from gitstate.cli.colour import stdout_is_terminal, when
 
 if TYPE_CHECKING:
+    import subprocess
+
     from gitstate.usecases.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -81,6 +82,8 @@ def start(ws: Workspace, name: str, no_pager: bool, as_json: bool, default_on: b
     env.setdefault("LESS", "FRX")
     env.setdefault("LV", "-c")
     env["GIT_PAGER_IN_USE"] = "true"  # what git tells its pager's children too
+    import subprocess  # only a command that pages pays for it
+
     sys.stdout.flush()
     try:
         child = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, env=env)
