@@ -23,7 +23,7 @@ import re
 import time
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitstate import secrets
 from gitstate.jobs.storage import files as jobfiles
@@ -46,10 +46,13 @@ CONFIG_KEYS = (
 )
 _OID_CHARS = frozenset("0123456789abcdef")
 
-try:  # CPython's own sha1: hashlib would load OpenSSL first, a cost every supervisor pays
-    from _sha1 import sha1
-except ImportError:  # pragma: no cover - another interpreter
+if TYPE_CHECKING:
     from hashlib import sha1
+else:
+    try:  # CPython's own sha1: hashlib would load OpenSSL first, a cost every supervisor pays
+        from _sha1 import sha1
+    except ImportError:  # pragma: no cover - another interpreter
+        from hashlib import sha1
 _DATE_RE = re.compile(r"^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$")  # Store's forms; ISO is git's
 # A name or email written as given: no angle brackets or control characters, no outer spaces.
 _IDENT_OK = re.compile(r"^[^<>\x00-\x1f\x7f\s](?:[^<>\x00-\x1f\x7f]*[^<>\x00-\x1f\x7f\s])?$")
