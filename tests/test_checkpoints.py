@@ -296,8 +296,8 @@ class TestCheckpoints:
         start_task(cli)
         cli("checkpoint", "-m", "before the refactor")
         line = cli("checkpoints").stdout
-        head = repo.git("rev-parse", "--short=12", "HEAD").strip()
-        state = (repo.ref() or "")[:12]
+        head = repo.git("rev-parse", "--short", "HEAD").strip()  # core.abbrev, as git's
+        state = repo.git("rev-parse", "--short", "refs/agy/state").strip()
         assert line == f"{NAME}  code {head}  state {state}  before the refactor\n"
 
 
