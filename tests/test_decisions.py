@@ -123,7 +123,7 @@ class TestDecide:
         assert result.exit_code == 0, result.stderr
         head = repo.git("rev-parse", "HEAD").strip()
         assert result.stdout.startswith("recorded d-")
-        assert f"(Architecture) on {head[:12]}" in result.stdout
+        assert f"(Architecture) on {head[:7]}" in result.stdout
         (row,) = listed(cli)
         assert row["text"] == "use pygit2 for all git access"
         assert (row["type"], row["commit"], row["active"]) == ("Architecture", head, True)
@@ -160,8 +160,8 @@ class TestDecide:
         # (The date is pinned, so both have one time and sort by id.)
         human = {line.split()[0]: line for line in cli("decisions", "--all").stdout.splitlines()}
         assert human[old].endswith(f"click for the CLI  [superseded by {new}]")
-        assert rows[old]["commit"][:12] in human[old]
-        assert "superseded" not in human[new] and head[:12] in human[new]
+        assert rows[old]["commit"][:7] in human[old]
+        assert "superseded" not in human[new] and head[:7] in human[new]
 
     def test_unknown_type_is_a_usage_error(self, repo: Repo, cli: Any) -> None:
         result = cli("decide", "--type", "Opinion", "tabs")

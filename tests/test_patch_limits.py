@@ -334,7 +334,7 @@ class TestTruths:
         started.git("update-ref", "refs/agy/state", big, str(tip))
         started.view.unlink()
         line = one_error(cli("diff", str(tip), big), EXIT_FAILURE)
-        assert f"snapshot {big[:12]}" in line and "over 1 MiB" in line
+        assert f"snapshot {big[:7]}" in line and "over 1 MiB" in line
 
     def test_status_and_doctor_agree_after_a_phase_change(self, started: Repo, cli: Any) -> None:
         """`phase` appends a snapshot of the same tree and leaves the view alone: the view is

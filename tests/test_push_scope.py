@@ -323,7 +323,7 @@ def test_a_checkpoint_on_an_unpushed_branch_waits_until_its_commit_is_pushed(
     dev.git("switch", "-q", "main")
     dev.git("commit", "-q", "--allow-empty", "-m", "public work")
     assert dev.push("origin", "main").returncode == 0
-    assert f"kept back: refs/tags/{tag} (its commit {private[:12]} is not on the remote)" in (
+    assert f"kept back: refs/tags/{tag} (its commit {private[:7]} is not on the remote)" in (
         dev.last()
     )
     assert MINE in refs_of(net.origin)
