@@ -37,7 +37,7 @@ def make_dir(path: Path) -> Path:
     return path
 
 
-def tighten(path: Path, mode: int) -> None:
+def tighten(path: str | Path, mode: int) -> None:
     """Take group and other bits off `path` when it is ours and has any (best effort: a
     read-only file system or someone else's folder is left alone)."""
     try:
@@ -48,7 +48,7 @@ def tighten(path: Path, mode: int) -> None:
         pass
 
 
-def open_fd(path: Path, flags: int) -> int:
+def open_fd(path: str | Path, flags: int) -> int:
     """os.open with 0600 for a file it creates (and 0600 for one it finds, if looser)."""
     fd = os.open(path, flags | os.O_CLOEXEC, FILE_MODE)
     try:
@@ -72,7 +72,7 @@ def write_file(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def create_file(path: Path) -> None:
+def create_file(path: str | Path) -> None:
     """`path` as an empty 0600 file unless it exists (others then append to it)."""
     os.close(open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
 

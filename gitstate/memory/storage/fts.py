@@ -8,9 +8,8 @@ overlapping chunks, each remembering its file; CJK text is segmented (document/s
 
 from __future__ import annotations
 
-import contextlib
+import os
 import sqlite3
-from pathlib import Path
 
 from gitstate.memory.document import search_text
 from gitstate.storage import private
@@ -18,6 +17,7 @@ from gitstate.storage import private
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
 SCHEMA = "1"
 BUSY_TIMEOUT = 30.0
@@ -69,18 +69,26 @@ class Index:
     """One open index file. Every method may raise sqlite3.DatabaseError on a corrupt file;
     the caller then calls rebuild() and tries again."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: str | Path) -> None:
+        self.path = os.fspath(path)  # a str: `memory search` loads no pathlib (docs/memory.md)
         self.db: sqlite3.Connection | None = None
 
     def connect(self) -> sqlite3.Connection:
         if self.db is None:
-            private.make_dir(self.path.parent)
+            folder = os.path.dirname(self.path)
+            if not os.path.isdir(folder):
+                from pathlib import Path
+
+                private.make_dir(Path(folder))
+            else:
+                private.tighten(folder, private.DIR_MODE)  # one an older version made
             # SQLite gives its journal the database file's mode: a 0600 file keeps both
             # private (docs/memory.md); an index an older version made is tightened here.
-            with contextlib.suppress(OSError):  # read-only: SQLite opens it read-only
+            try:  # noqa: SIM105 (`memory search` loads no contextlib)
                 private.create_file(self.path)
-            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT, isolation_level=None)
+            except OSError:
+                pass  # read-only: SQLite opens it read-only
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
             try:
                 db.execute("PRAGMA synchronous=NORMAL")
                 row = _schema_row(db)
@@ -103,7 +111,10 @@ class Index:
         """Throw the file away (with its journal) and start an empty index."""
         self.close()
         for suffix in ("", "-journal", "-wal", "-shm"):
-            Path(str(self.path) + suffix).unlink(missing_ok=True)
+            try:  # noqa: SIM105 (`memory search` loads no contextlib)
+                os.unlink(self.path + suffix)
+            except FileNotFoundError:
+                pass
         self.connect()
 
     def tip(self) -> str | None:

@@ -1,7 +1,7 @@
 """Where the brain lives: the bare repository, its ref, and our files inside its git dir.
 
-Standard library only (no pygit2, no `typing` at run time, pathlib only once a brain is
-there): the agent hook finds the brain and its plain-text cache through this module on every
+Standard library only (no pygit2, no `typing` at run time, pathlib only when a Path property
+is read): the agent hook finds the brain and its plain-text cache through this module on every
 session start; whether there is a brain at all it asks storage/hooklayout.py:brain_dir.
 """
 
@@ -34,12 +34,35 @@ def brain_path() -> Path:
 
 
 class BrainLayout:
-    """The files of one brain; `path` is the bare repository (its git dir)."""
+    """The files of one brain; `root` is the bare repository (its git dir) as a str.
 
-    __slots__ = ("path",)
+    `memory search` on a current index goes through the str attributes (`root`, `agy_root`,
+    `cache_root`, `index_file`) and never imports pathlib (docs/memory.md, "Search"); the Path
+    properties, for everything else, import it on first use.
+    """
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path if path is not None else brain_path()
+    __slots__ = ("root",)
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.root = os.fspath(path) if path is not None else brain_dir()
+
+    @property
+    def path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.root)
+
+    @property
+    def agy_root(self) -> str:
+        return os.path.join(self.root, "agy")
+
+    @property
+    def cache_root(self) -> str:
+        return os.path.join(self.root, "agy", "cache")
+
+    @property
+    def index_file(self) -> str:
+        return os.path.join(self.root, "agy", "index.sqlite")
 
     @property
     def agy_dir(self) -> Path:
@@ -70,8 +93,8 @@ class BrainLayout:
 
     def exists(self) -> bool:
         """A git dir is there (HEAD and objects): `memory init` or a write made it."""
-        return os.path.isfile(os.path.join(self.path, "HEAD")) and os.path.isdir(
-            os.path.join(self.path, "objects")
+        return os.path.isfile(os.path.join(self.root, "HEAD")) and os.path.isdir(
+            os.path.join(self.root, "objects")
         )
 
 

@@ -1,7 +1,7 @@
 """The brain's tip without pygit2: refs/agy/memory read as a file, the tip's files read from the
 plain-text cache when the cache mirrors that commit, each checked against its blob id.
 
-Standard library only: `memory search` with a current index, and `memory index` on a brain whose
+Standard library only, str paths (no pathlib): `memory search` with a current index, and `memory index` on a brain whose
 cache is at the tip, never import pygit2 (docs/memory.md, "Search"). Every answer here is
 certain or None: a ref this module cannot read (a symbolic or reftable ref, a packed-refs file
 over 1 MiB), a cache at another commit or a cached file whose bytes are not the blob the
@@ -25,9 +25,9 @@ def ref_tip(layout: BrainLayout) -> str | None:
     if not layout.exists():
         return None
     from gitstate.storage import view
-    from gitstate.storage.layout import Layout
+    from gitstate.storage.hooklayout import HookLayout  # str paths: no pathlib on this path
 
-    return view.ref_tip(Layout.from_dirs(layout.path, None), MEMORY_REF)
+    return view.ref_tip(HookLayout.from_dirs(layout.root, None), MEMORY_REF)
 
 
 class CachedTip:
@@ -35,7 +35,7 @@ class CachedTip:
     (blob id -> bytes, checked), the two callables the index catches up from."""
 
     def __init__(self, layout: BrainLayout, listing: dict[str, str]) -> None:
-        self.cache_dir = layout.cache_dir
+        self.cache_dir = layout.cache_root
         self.listing = listing
         self._paths = {blob: path for path, blob in listing.items()}
 
@@ -49,10 +49,10 @@ class CachedTip:
 
 def cached_tip(layout: BrainLayout, tip: str) -> CachedTip | None:
     """The cache's files when the cache mirrors `tip`, else None."""
-    if memory_cache.tip(layout.cache_dir) != tip:
+    if memory_cache.tip(layout.cache_root) != tip:
         return None
     listing = {
-        p: b for p, b in memory_cache.manifest(layout.cache_dir).items() if is_memory_path(p)
+        p: b for p, b in memory_cache.manifest(layout.cache_root).items() if is_memory_path(p)
     }
     return CachedTip(layout, listing)
 

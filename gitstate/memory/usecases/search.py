@@ -134,7 +134,7 @@ def _run(work: Callable[[Index, Source, bool], T]) -> T:
 
 def _with_index(layout: BrainLayout, work: Callable[[Index, bool], T]) -> T:
     """Run `work` on the caught-up index; rebuild once when the file is corrupt."""
-    index = Index(layout.index_path)
+    index = Index(layout.index_file)
     try:
         for attempt in (0, 1):
             try:
@@ -191,7 +191,7 @@ def reindex(rebuild: bool = False) -> Indexed:
             done.indexed,
             done.removed,
             rebuild or retry,
-            str(index.path),
+            index.path,
         )
 
     return _run(work)
