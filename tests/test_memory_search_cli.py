@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from memory_support import ok, tip
 
+import gitstate
 from gitstate.memory.search_cli import parse, parse_index
 from gitstate.memory.storage.layout import BrainLayout
 
@@ -30,6 +32,33 @@ def console(*args: str) -> subprocess.CompletedProcess[str]:
     """`git agy-state ARGS…` through the console script's entry (gitstate/entry.py)."""
     return subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "gitstate", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+PACKAGE_ROOT = str(Path(gitstate.__file__).resolve().parent.parent)
+# The console script's own work in a child with no site packages: an editable install's finder
+# (site-packages' .pth) imports pathlib itself, a wheel install has none (as test_hook_fastpath).
+RUNNER = (
+    "import sys; sys.path.insert(0, {root!r}); sys.argv = ['git-agy-state', *{args!r}];"
+    " from gitstate.entry import main; main()"
+)
+
+
+def bare_console(*args: str) -> subprocess.CompletedProcess[str]:
+    """`git agy-state ARGS…` through gitstate/entry.py, with `-S`: only what we import shows."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-X",
+            "importtime",
+            "-c",
+            RUNNER.format(root=PACKAGE_ROOT, args=args),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -161,6 +190,15 @@ class TestWithoutPygit2:
         modules = loaded(proc)
         assert "gitstate.memory.search_cli" in modules
         assert not {m for m in modules if m.split(".")[0] in ("click", "pygit2")}
+
+    def test_a_current_index_search_imports_neither_pathlib_pygit2_nor_click(self) -> None:
+        proc = bare_console("memory", "search", "--json", "連線")
+        assert proc.returncode == 0, proc.stderr
+        assert [hit["path"] for hit in json.loads(proc.stdout)] == ["MEMORY.md"]
+        modules = loaded(proc)
+        assert "gitstate.memory.search_cli" in modules  # the probe itself works
+        never = {"pathlib", "pygit2", "click", "typing", "urllib", "contextlib", "subprocess"}
+        assert not {m for m in modules if m.split(".")[0] in never}
 
     def test_a_behind_index_catches_up_from_the_cache_and_imports_neither_pygit2_nor_click(
         self, cli: Any
