@@ -239,6 +239,49 @@ _COLOUR = r"#[0-9A-Fa-f]{3,8}"  # a theme's Token: "#cccccc"
 _WORD_MIN = 16
 _IN_WORDS = frozenset(f for f, _, _ in TOKEN_FINDERS) | {"body"}
 
+# A finder here matches only where its word holds a run of this many characters of one set of
+# _RUN_CHARS (a quantified class of the pattern; tests/test_secrets_gates.py derives the table
+# from the patterns). Every run is at least _WORD_MIN long, so such a match lies in a word that
+# `words` keeps. The literals of four (":", ".", "s.", "m") are in most long words of a STATE.md
+# (`tests/test_x.py::test_y`): without this test each would be compiled and run on nearly every
+# text the agent hook injects (≈ 0.15 ms a cold compile).
+_LONG_RUNS: dict[str, tuple[int, str]] = {
+    "akia[a-z0-9]{16}": (16, "token"),
+    "asia[a-z0-9]{16}": (16, "token"),
+    "gh[pousr]_[a-z0-9]{36}": (36, "token"),
+    "sk-[a-z0-9_-]{20}": (20, "token"),
+    "aiza[a-z0-9_-]{35}": (35, "token"),
+    "npm_[a-z0-9]{36}": (36, "token"),
+    r"sg\.[a-z0-9_-]{22}\.": (22, "token"),
+    "sk[0-9a-f]{32}": (32, "token"),
+    "ac[0-9a-f]{32}": (32, "token"),
+    "hf_[a-z0-9]{34}": (34, "token"),
+    "dapi[0-9a-f]{32}": (32, "token"),
+    "key-[0-9a-f]{32}": (32, "token"),
+    "pul-[0-9a-f]{40}": (40, "token"),
+    "secret_[a-z0-9]{43}": (43, "token"),
+    ":[a-z0-9_-]{35}": (35, "token"),
+    r"\.[a-z0-9_-]{6}\.[a-z0-9_-]{27}": (27, "token"),
+    r"s\.[a-z0-9]{24}": (24, "token"),
+    "m(?:i[igh]|hcc|c4c)[a-z0-9+/]{37}": (37, "base64"),
+}
+_RUN_CHARS = {
+    "token": frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-"),
+    "base64": frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/"),
+}
+# Every other ASCII character ends a run; a character beyond ASCII is kept (a looser test).
+_RUN_BREAKS = {
+    name: {c: " " for c in range(128) if chr(c) not in chars} for name, chars in _RUN_CHARS.items()
+}
+
+
+def _longest_run(words: str, chars: str) -> int:
+    """The longest run of _RUN_CHARS[chars] (or characters beyond ASCII) in `words`."""
+    return max(map(len, words.translate(_RUN_BREAKS[chars]).split()), default=0)
+
+
+_NO_RUN = (0, "")
+
 _ALL_FINDERS = _FINDERS + tuple(
     (family, literal, p + _SEPARATOR) for family, _, literal, p in _KEYWORDS
 )
@@ -446,6 +489,7 @@ class _Scanner:
         lines: dict[int, set[str]] = {}  # line index -> families
         ends: list[int] = []  # ends[i]: offset where line i + 1 starts (built on first hit)
         words = ""  # the words long enough to hold a token (built on first use)
+        runs: dict[str, int] = {}  # the longest run in them by set (_longest_run; on first use)
         for family, literal, finder in _ALL_FINDERS:
             # `in` is a fast substring search that stops at the first occurrence; most
             # literals are absent, and then their pattern is never compiled or run. A
@@ -456,6 +500,12 @@ class _Scanner:
                     words = " ".join(w for w in low.split() if len(w) >= _WORD_MIN) or " "
                 if literal not in words:
                     continue
+                need, chars = _LONG_RUNS.get(finder, _NO_RUN)
+                if need:
+                    if chars not in runs:
+                        runs[chars] = _longest_run(words, chars)
+                    if runs[chars] < need:
+                        continue
             elif literal not in low or (
                 finder in _ASSIGNMENT_FINDERS and not _may_assign(low, literal)
             ):
