@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from gitstate.document.language_marks import HEADINGS, TITLE_PREFIXES, detect_code
+
 KEYS: tuple[str, ...] = (
     "goal",
     "done",
@@ -173,16 +175,8 @@ _EN_MESSAGES = {
 
 ZH_TW = Language(
     code="zh-TW",
-    headings=(
-        "目標",
-        "已完成",
-        "已變更檔案",
-        "待解決",
-        "關鍵資料（原樣保留）",
-        "已試過但失敗",
-        "下一步",
-    ),
-    title_prefix="# 任務狀態 ── 最後更新 ",
+    headings=HEADINGS["zh-TW"],
+    title_prefix=TITLE_PREFIXES["zh-TW"],
     verify="｜驗證：",
     reason="｜原因：",
     list_separator="、",
@@ -191,16 +185,8 @@ ZH_TW = Language(
 
 ZH_CN = Language(
     code="zh-CN",
-    headings=(
-        "目标",
-        "已完成",
-        "已变更文件",
-        "待解决",
-        "关键资料（原样保留）",
-        "已试过但失败",
-        "下一步",
-    ),
-    title_prefix="# 任务状态 ── 最后更新 ",
+    headings=HEADINGS["zh-CN"],
+    title_prefix=TITLE_PREFIXES["zh-CN"],
     verify="｜验证：",
     reason="｜原因：",
     list_separator="、",
@@ -209,16 +195,8 @@ ZH_CN = Language(
 
 EN = Language(
     code="en",
-    headings=(
-        "Goal",
-        "Done",
-        "Changed files",
-        "Open issues",
-        "Key data (verbatim)",
-        "Tried and failed",
-        "Next steps",
-    ),
-    title_prefix="# Task state — updated ",
+    headings=HEADINGS["en"],
+    title_prefix=TITLE_PREFIXES["en"],
     verify=" | verified: ",
     reason=" | reason: ",
     list_separator=", ",
@@ -283,15 +261,7 @@ def detect(title: str | None, headings: list[str], prefer: Language | None = Non
     language ties everywhere, so it is read in the user's language: a broken document never
     decides the language of the messages about it.
     """
-    scores = []
-    for lang in (ZH_TW, ZH_CN, EN):
-        score = sum(1 for h in headings if h in lang.headings)
-        if title is not None and title.startswith(lang.title_prefix):
-            score += 2
-        scores.append((score, lang))
-    best = max(score for score, _ in scores)
-    tied = [lang for score, lang in scores if score == best]
-    return prefer if prefer in tied else tied[0]
+    return LANGUAGES[detect_code(title, headings, prefer.code if prefer is not None else None)]
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -280,11 +280,11 @@ def fit_state(state: str, room: int, language: str, where: str) -> str:
 def language_of(text: str) -> str:
     """The state's language code, as the document model reads it (document/language.py:detect
     from the title and the `## ` headings); a text of no language is read as English."""
-    from gitstate.document import language as lang_mod
+    # language_marks, not language: the message tables are not needed for a code.
+    from gitstate.document.language_marks import detect_code
 
     title, names = headings_of(text)
-    found = lang_mod.detect(title, names, prefer=lang_mod.EN)
-    return str(found.code)
+    return detect_code(title, names, prefer="en")
 
 
 def headings_of(text: str) -> tuple[str | None, list[str]]:
