@@ -4,8 +4,11 @@ search text, compaction (no repository)."""
 from __future__ import annotations
 
 import itertools
+import re
 import sqlite3
+import unicodedata
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -289,6 +292,40 @@ class TestSearchText:
     def test_snippets_come_back_as_written(self) -> None:
         segmented = search_text.segment("重構，連線池")
         assert segmented != "重構，連線池" and search_text.unsegment(segmented) == "重構，連線池"
+
+    # Both ends of every CJK range and the characters just outside, astral ones, full-width
+    # letters, the separator itself, a decomposed accent.
+    EDGES = "a\u2e7f\u2e80\u2fdf\u2fe0\u30ff\u3100\u318f\u3190\u4e00\u9fff\ua000\uac00\ud7af"
+    EDGES += "\ud7b0\U0001ffff\U00020000\U0003134f\U00031350ＡＰＩ１\x1fe\u0301 x"
+
+    @given(st.text(max_size=80))
+    def test_any_short_text_segments_as_the_compiled_class_would(self, text: str) -> None:
+        cjk = re.compile(search_text._CJK_CLASS)
+        long = search_text.normalize(text + " " * search_text.SHORT)  # the compiled path
+        assert search_text.segment(text) == search_text.SEPARATOR.join(
+            cjk.split(search_text.normalize(text))
+        )
+        assert long.startswith(search_text.normalize(text))
+
+    @pytest.mark.parametrize("text", [EDGES, "連線池 pool", "ＡＰＩ", "plain ascii", "日本語の文"])
+    def test_a_query_length_text_segments_as_the_indexed_one(self, text: str) -> None:
+        # Short texts (a query) take a loop, long ones (a file) the compiled class: the same
+        # tokens either way, or a query could never match what the index holds.
+        wide = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\x1f]")
+        cjk = re.compile(search_text._CJK_CLASS)
+
+        def expected(value: str) -> str:
+            value = unicodedata.normalize("NFC", value)
+            value = wide.sub(lambda m: " " if m[0] == "\x1f" else chr(ord(m[0]) - 0xFEE0), value)
+            return search_text.SEPARATOR.join(cjk.split(value))
+
+        assert len(text) < search_text.SHORT
+        assert search_text.segment(text) == expected(text)
+        long = text * (search_text.SHORT // len(text) + 1)
+        assert search_text.segment(long) == expected(long)
+        assert search_text.normalize(long) == search_text.normalize(text) * (
+            search_text.SHORT // len(text) + 1
+        )
 
     def test_chunks_overlap_and_cut_at_lines(self) -> None:
         text = "\n".join(f"line {n:04d} " + "x" * 50 for n in range(200))

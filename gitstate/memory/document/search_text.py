@@ -32,14 +32,33 @@ _CJK = (
     "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"  # hangul
 )
 _CJK_ASTRAL = "\U00020000-\U0003134f"  # ideograph extensions B-H
-# Every `memory search` compiles these: a class that also holds a character above U+FFFF is
-# compiled to ranges, not to a 64K-entry map built in Python (12 ms for _CJK_RE without it, 8
-# for _WIDE_RE, whose U+10FFFF is a noncharacter that never occurs: translate leaves it alone).
-_CJK_RE = re.compile(f"([{_CJK}{_CJK_ASTRAL}])")
+# A class that also holds a character above U+FFFF is compiled to ranges, not to a 64K-entry
+# map built in Python (12 ms for the CJK class without it, 8 for the wide one, whose U+10FFFF is
+# a noncharacter that never occurs: translate leaves it alone). Even so the CJK class costs about
+# 2 ms to compile: more than a query needs, so both are compiled on first use by a long text (an
+# indexed file), and a short one (a query) takes a loop over its characters instead
+# (docs/memory.md, "Search").
+_CJK_CLASS = f"([{_CJK}{_CJK_ASTRAL}])"
+_WIDE_CLASS = "[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\x1f\U0010ffff]"
 _WORD_RE = re.compile(r"[^\W_]", re.UNICODE)
-# What normalize() would change besides NFC: most text has none of it, and looking for it is
-# far cheaper than translating every character through a dict (12 ms against 250 for 4 MB).
-_WIDE_RE = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\x1f\U0010ffff]")
+SHORT = 256  # characters: below this the loops beat compiling the classes
+# The CJK class as (first, last) code points, read off the class text (three characters a range).
+_SPANS = _CJK + _CJK_ASTRAL
+_CJK_RANGES = tuple((ord(_SPANS[at]), ord(_SPANS[at + 2])) for at in range(0, len(_SPANS), 3))
+_patterns: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(source: str) -> re.Pattern[str]:
+    found = _patterns.get(source)
+    if found is None:
+        found = _patterns[source] = re.compile(source)
+    return found
+
+
+def is_cjk(char: str) -> bool:
+    """One character of the CJK class (what segment() makes a token of its own)."""
+    code = ord(char)
+    return any(first <= code <= last for first, last in _CJK_RANGES)
 
 
 # Full-width letters and digits read as ASCII ones (ＡＰＩ is API); full-width punctuation stays,
@@ -55,7 +74,9 @@ def normalize(text: str) -> str:
     """Full-width letters and digits as ASCII, composed (NFC) accents, no separator inside."""
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
-    return text.translate(_WIDE) if _WIDE_RE.search(text) else text
+    if len(text) < SHORT:
+        return text.translate(_WIDE)
+    return text.translate(_WIDE) if _pattern(_WIDE_CLASS).search(text) else text
 
 
 def segment(text: str) -> str:
@@ -64,7 +85,12 @@ def segment(text: str) -> str:
     Splitting on the characters and joining with the separator puts one between any two
     neighbours (two between adjacent CJK characters, which the tokenizer reads as one): done in
     C, about ten times faster than a substitution that expands a template per character."""
-    return SEPARATOR.join(_CJK_RE.split(normalize(text)))
+    text = normalize(text)
+    if text.isascii():
+        return text
+    if len(text) < SHORT:
+        return "".join(SEPARATOR + char + SEPARATOR if is_cjk(char) else char for char in text)
+    return SEPARATOR.join(_pattern(_CJK_CLASS).split(text))
 
 
 def unsegment(text: str) -> str:
