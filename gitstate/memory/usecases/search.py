@@ -92,19 +92,22 @@ class Source:
         self.load = load
 
 
-def _needs_git() -> dict[str, str]:
-    raise mirror.Stale("the cache is not at the tip")
-
-
 def _plain_source(layout: BrainLayout) -> Source | None:
-    """The tip read without pygit2, its files from the cache (None: the ref is unreadable so)."""
+    """The tip read without pygit2, its files from the cache (None: the ref is unreadable so).
+    The cache is read only when the index is behind: a current one needs no manifest."""
     tip = mirror.ref_tip(layout)
     if tip is None:
         return None
-    cached = mirror.cached_tip(layout, tip)
-    if cached is None:
-        return Source(tip, _needs_git, lambda _blob: b"")
-    return Source(tip, lambda: cached.listing, cached.load)
+    found: list[mirror.CachedTip | None] = []
+
+    def cached() -> mirror.CachedTip:
+        if not found:
+            found.append(mirror.cached_tip(layout, tip))
+        if found[0] is None:
+            raise mirror.Stale("the cache is not at the tip")
+        return found[0]
+
+    return Source(tip, lambda: cached().listing, lambda blob: cached().load(blob))
 
 
 def _brain_source() -> Source:
