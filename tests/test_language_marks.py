@@ -37,3 +37,31 @@ def test_the_marks_are_the_languages_own() -> None:
     assert frame.language_of("## 已完成\n## 下一步\n") == "zh-TW"
     assert frame.language_of("## 已完成\n## 下一步\n## 目标\n") == "zh-CN"
     assert frame.language_of("# notes\n## misc\n") == "en"
+
+
+def _reads_as_marker_in_full(line: str) -> bool:
+    """frame._reads_as_marker without its ASCII shortcut: the rule as docs/hooks.md states it."""
+    import unicodedata
+
+    core = "".join(ch for ch in unicodedata.normalize("NFKC", line).casefold() if ch.isalnum())
+    return core.startswith(("beginagystate", "endagystate"))
+
+
+def test_the_marker_shortcut_never_misses_a_marker() -> None:
+    import random
+
+    alphabet = [*"beginagystate BEGINAGYSTATE-_=#*>. \t\r\x0bx9", "Ｂ", "ｅ", "İ", "é", "\u00a0"]
+    chooser = random.Random(13)
+    markers = 0
+    for _ in range(20000):
+        pieces = [chooser.choice(alphabet) for _ in range(chooser.randint(0, 6))]
+        core = chooser.choice(["begin agy state", "END agy-state", "b e g i n agystate", ""])
+        line = "".join(pieces[:3]) + core + "".join(pieces[3:])
+        expected = _reads_as_marker_in_full(line)
+        markers += expected
+        assert frame._reads_as_marker(line) == expected, line
+    assert markers > 2000  # the sample holds markers
+    assert (
+        frame.neutralise("- === BEGIN agy-state notes ===\n")
+        == "\\- === BEGIN agy-state notes ===\n"
+    )

@@ -182,9 +182,16 @@ def source_line(language: str, kind: str, **fields: str) -> str:
 # ---- markers and credentials ----------------------------------------------------------------
 
 
+# What may precede the first letter or digit of an ASCII line: every other ASCII character.
+_NOT_ALNUM = "".join(chr(c) for c in range(128) if not chr(c).isalnum())
+_B_OR_E = ("b", "B", "e", "E")
+
+
 def _reads_as_marker(line: str) -> bool:
     """Whether a line could pass for one of our markers: its letters and digits (compatibility
     forms folded, case ignored) begin with "begin agy state" or "end agy state"."""
+    if line.isascii() and line.lstrip(_NOT_ALNUM)[:1] not in _B_OR_E:
+        return False  # its first letter or digit is no b or e: most lines, judged in C
     text = line
     if not text.isascii() and any(ord(ch) > 127 and ch.isalnum() for ch in text):
         import unicodedata  # only for letters beyond ASCII: a full-width look-alike, say
