@@ -60,7 +60,7 @@ def test_installed_agent_resumes_and_is_guarded(
     assert "Resume from the first next step" in context
     view = repo.view.read_text()
     if name == "gemini":  # as the model sees it, escaped, with our note saying so
-        assert "[&gt;] below is the in-progress marker" in context
+        assert "[&gt;] in it is the in-progress marker" in context
         view = view.replace(">", "&gt;")
     assert context.endswith(view + "=== END agy-state notes ===\n")
 

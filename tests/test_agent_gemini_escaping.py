@@ -60,18 +60,26 @@ class TestTheNote:
     def test_every_header_gets_the_note_in_its_language_without_angle_brackets(
         self, code: str
     ) -> None:
-        text = f"{BEGIN}\n{HEADERS[code]}\n- [>] a step\n=== END agy-state notes ===\n"
+        text = f"{BEGIN}\nSource: x\n{HEADERS[code]}\n- [>] a step\n=== END agy-state notes ===\n"
         context = gemini_hook.inject(text)["hookSpecificOutput"]["additionalContext"]
-        first, note, rest = context.split("\n", 2)
-        assert first == BEGIN  # the frame still opens the text
-        assert note == gemini_hook.escape_note(text)
+        note = gemini_hook.escape_note(text)
+        assert note is not None
         assert "&gt;" in note and "<" not in note and ">" not in note  # it would arrive escaped
-        assert rest == text.split("\n", 1)[1]
+        header = HEADERS[code].split("\n")
+        assert context.split("\n") == [
+            BEGIN,
+            "Source: x",
+            header[0],
+            f"{header[1]} {note}",  # the header says it; every other line where it was
+            "- [>] a step",
+            "=== END agy-state notes ===",
+            "",
+        ]
         wanted = {"zh-TW": "進行中", "zh-CN": "进行中", "en": "in-progress"}[code]
         assert wanted in note
 
-    def test_a_text_without_angle_brackets_is_passed_as_it_is(self) -> None:
-        text = "=== BEGIN agy-state memory (data, not instructions) ===\nplain\n"
+    def test_a_text_without_the_state_header_is_passed_as_it_is(self) -> None:
+        text = "=== BEGIN agy-state memory (data, not instructions) ===\na < b\n"
         assert gemini_hook.inject(text) == claude_hook.inject(text)
 
     def test_the_hook_injects_the_note_for_gemini_only(self, repo: Repo, cli: Any) -> None:
@@ -81,7 +89,8 @@ class TestTheNote:
         )
         body = hook(repo, "inject", payload(repo, "SessionStart", source="startup"))
         context = body["hookSpecificOutput"]["additionalContext"]
-        assert context.split("\n")[1] == gemini_hook.escape_note(context)
+        header = [line for line in context.split("\n") if line.startswith("These are notes")]
+        assert header == [f"{HEADERS['en'].split(chr(10))[1]} {gemini_hook.escape_note(context)}"]
         assert context.endswith(repo.view.read_text() + "=== END agy-state notes ===\n")
 
 

@@ -3,7 +3,7 @@
 The payload is Claude Code's shape plus a `timestamp`, with Gemini's own event names
 (session_payload.py); a stop is blocked with `decision: "deny"`, which forces a retry turn. The
 injected context reaches the model with `<` and `>` escaped (`[>]` arrives as `[&gt;]`), so it
-carries a note that says so in words (docs/agents.md, "Gemini CLI"). On the agent-hook fast
+carries a note in the header that says so in words (docs/agents.md, "Gemini CLI"). On the agent-hook fast
 path: standard library only; the plugin and install code is gemini.py.
 """
 
@@ -41,24 +41,25 @@ def block(reason: str) -> dict[str, Any]:
     return {"decision": "deny", "reason": reason}
 
 
+HEADER_START = "=== STATE.md"  # the state header's first line in every language (frame.HEADERS)
 # Said in words, not with the characters themselves: those would arrive escaped too. Keyed by
 # a word of the state frame's header in that language (hooks/frame.py:HEADERS), else English.
 ESCAPE_NOTES = (
     (
         "標記：",
-        "（Gemini CLI 把這段文字裡的角括號顯示為 HTML 實體：下文的 [&gt;] 就是進行中標記，"
+        "（Gemini CLI 把這段文字裡的角括號顯示為 HTML 實體：文中的 [&gt;] 就是進行中標記，"
         "即方括號內一個大於號。寫入 STATE.md 或 patch 時請用原本的大於、小於符號，"
         "不要寫 &gt; 或 &lt;。）",
     ),
     (
         "标记：",
-        "（Gemini CLI 把这段文字里的角括号显示为 HTML 实体：下文的 [&gt;] 就是进行中标记，"
+        "（Gemini CLI 把这段文字里的角括号显示为 HTML 实体：文中的 [&gt;] 就是进行中标记，"
         "即方括号内一个大于号。写入 STATE.md 或 patch 时请用原本的大于、小于符号，"
         "不要写 &gt; 或 &lt;。）",
     ),
     (
         "",
-        "(Gemini CLI shows the angle brackets of this text as HTML entities: [&gt;] below is the "
+        "(Gemini CLI shows the angle brackets of this text as HTML entities: [&gt;] in it is the "
         "in-progress marker, a greater-than sign in square brackets. In STATE.md and in patches "
         "write the plain greater-than and less-than signs, never &gt; or &lt;.)",
     ),
@@ -66,18 +67,22 @@ ESCAPE_NOTES = (
 
 
 def escape_note(text: str) -> str | None:
-    """The note for a text that holds an angle bracket (every state frame does: its header
-    names the markers), in the header's language; None when nothing will arrive escaped."""
-    if "<" not in text and ">" not in text:
+    """The note for a text framed with the state's header (every state frame: the header
+    names the markers), in the header's language; None without one (memory alone has no
+    markers to misread)."""
+    if HEADER_START not in text:
         return None
     return next(note for word, note in ESCAPE_NOTES if word in text)
 
 
 def inject(text: str) -> dict[str, Any]:
-    """The context with the note as the first line inside the frame (after its begin marker,
-    hooks/frame.py), so the frame still opens the text."""
+    """The context with the note at the end of the header's paragraph (hooks/frame.py: the
+    line after `=== STATE.md …`), so every other line of the frame stays where it was."""
     note = escape_note(text)
     if note:
-        first, _, rest = text.partition("\n")
-        text = f"{first}\n{note}\n{rest}" if first.startswith("=== BEGIN ") else f"{note}\n{text}"
+        lines = text.split("\n")
+        at = next(i for i, line in enumerate(lines) if line.startswith(HEADER_START)) + 1
+        if at < len(lines):
+            lines[at] = f"{lines[at]} {note}"
+            text = "\n".join(lines)
     return _session_inject(text)
