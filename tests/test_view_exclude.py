@@ -88,3 +88,13 @@ def test_a_checkout_of_a_snapshot_excludes_the_view(remote: Path) -> None:
     assert (a / "STATE.md").is_file()
     assert info.read_text() == "/STATE.md\n"
     assert git(a, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_an_info_exclude_that_cannot_be_written_never_fails_a_save(remote: Path) -> None:
+    a = clone(remote, "a")
+    info = a / ".git" / "info" / "exclude"
+    info.unlink()
+    info.mkdir()  # no file to append to: the save still goes through
+    tool(a, "patch", "--set", "goal=First", "--todo", "one")
+    assert (a / "STATE.md").is_file()
+    assert git(a, "rev-parse", "--verify", "-q", "refs/agy/state").strip()

@@ -37,8 +37,13 @@ def ensure(layout: Layout, wanted: Iterable[str]) -> list[str]:
 
 
 def ensure_view(layout: Layout) -> list[str]:
-    """Exclude the view; called wherever the view is written, since `init` is optional."""
-    return ensure(layout, (VIEW_LINE,))
+    """Exclude the view; called wherever the view is written, since `init` is optional. A
+    courtesy after the write succeeded: an info/exclude we may not write (another owner, a
+    read-only .git) never fails it (`init` reports that)."""
+    try:
+        return ensure(layout, (VIEW_LINE,))
+    except OSError:
+        return []
 
 
 def remove(layout: Layout, line: str) -> bool:
