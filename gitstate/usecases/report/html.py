@@ -374,7 +374,7 @@ def _entry(e: Entry) -> str:
         "</div>",
     ]
     if e.sections:
-        out.append("<div>" + "".join(f'<span class="chip">{_e(s)}</span>' for s in e.sections))
+        out.append("<div>" + "".join(f'<span class="chip">{_e(key)}</span>' for key in e.sections))
         out.append("</div>")
     if e.steps:
         out.append('<ul class="plain steps">')

@@ -130,7 +130,7 @@ def _entry(e: Entry) -> str:
     what.append(text(e.subject))
     extra = []
     if e.sections:
-        extra.append("changed " + ", ".join(text(s) for s in e.sections))
+        extra.append("changed " + ", ".join(text(key) for key in e.sections))
     if e.merge is not None:
         merge = f"sync merge with `{e.merge.other[:SHORT]}`"
         if e.merge.conflicts:
