@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -204,6 +207,7 @@ class TestAutoPack:
         for n in range(40):
             write.add("identity", f"fact number {n}")
         monkeypatch.setattr(packing, "FLOOR", 16)
+        monkeypatch.setattr(packing, "WAIT_LIMIT", 0.2)  # past the cap a write waits: bounded
         layout = BrainLayout()
         brain = Brain.open()
         held = os.open(layout.agy_dir / packing.LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
@@ -218,3 +222,41 @@ class TestAutoPack:
         wait_until(lambda: _packs(layout.path), what="the pack")
         wait_until(lambda: _repack_done(layout), what="the repack to end")
         assert _loose(layout.path) == 0
+
+    def test_past_the_cap_a_write_waits_for_the_running_repack_then_starts_the_next(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(packing, "FLOOR", 1_000_000)
+        for n in range(40):
+            write.add("identity", f"fact number {n}")
+        monkeypatch.setattr(packing, "FLOOR", 16)
+        layout = BrainLayout()
+        objects = layout.path / "objects"
+        assert packing.pressure(objects) * packing.CAP > 1  # no pack yet: past the cap
+        # Another process holds the lock (a repack running) until its stdin closes.
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT);"
+                " fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()",
+                str(layout.agy_dir / packing.LOCK_FILE),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            started: list[bool] = []
+            worker = threading.Thread(target=lambda: started.append(Brain.open().maintain()))
+            worker.start()
+            assert holder.stdin is not None
+            holder.stdin.close()  # the running "repack" ends while the write waits
+            worker.join(timeout=packing.WAIT_LIMIT + 30)
+            assert started == [True]
+        finally:
+            holder.kill()
+            holder.wait(timeout=30)
+        wait_until(lambda: _repack_done(layout), what="the repack the write started")
+        assert _packs(layout.path) and _loose(layout.path) == 0

@@ -268,9 +268,12 @@ class Brain:
         """Start a detached repack when loose objects outweigh the packs (storage/packing.py);
         whether one started. `gc.auto=0` in the brain's config turns it off."""
         objects = Path(self.layout.path) / "objects"
-        if not packing.due(objects) or self.config("gc.auto") == "0":
+        level = packing.pressure(objects)
+        if level * packing.SHARE <= 1 or self.config("gc.auto") == "0":
             return False
-        return packing.start(Path(self.layout.path), Path(self.layout.agy_dir))
+        # Past the cap the writes outrun the running repack: wait for it, then start the next.
+        wait = packing.WAIT_LIMIT if level * packing.CAP > 1 else 0.0
+        return packing.start(Path(self.layout.path), Path(self.layout.agy_dir), wait)
 
     # ---- config ---------------------------------------------------------------------------
 
