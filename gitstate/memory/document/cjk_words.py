@@ -6,6 +6,32 @@ made by OpenCC (opencc-python-reimplemented 0.1.7, Apache-2.0) at the same count
 tools/cjk_words.py, never edited by hand. One line per first character: the character, a tab,
 then each word's other characters followed by a letter, A + floor(log2(count)). A single string:
 loading it costs one constant, and a lookup parses only the lines of the characters it meets.
+
+jieba's licence, which covers its dictionary and so this word list:
+
+    The MIT License (MIT)
+
+    Copyright (c) 2013 Sun Junyi
+
+    Permission is hereby granted, free of charge, to any person obtaining a copy of this
+    software and associated documentation files (the "Software"), to deal in the Software
+    without restriction, including without limitation the rights to use, copy, modify, merge,
+    publish, distribute, sublicense, and/or sell copies of the Software, and to permit persons
+    to whom the Software is furnished to do so, subject to the following conditions:
+
+    The above copyright notice and this permission notice shall be included in all copies or
+    substantial portions of the Software.
+
+    THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED,
+    INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR
+    PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE
+    FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR
+    OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER
+    DEALINGS IN THE SOFTWARE.
+
+The Traditional forms come from OpenCC's conversion tables (Copyright (c) Carbo Kuo and
+contributors), licensed under the Apache License, Version 2.0
+(https://www.apache.org/licenses/LICENSE-2.0); only converted words are included here.
 """
 
 TOTAL_LOG2 = 25.8409  # log2 of the counts' sum: a word's log-probability is its letter's less this
