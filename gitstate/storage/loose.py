@@ -24,6 +24,7 @@ import zlib
 
 from gitstate.storage import refs
 from gitstate.storage.layout import Layout
+from gitstate.storage.rawobjects import commit_bytes, is_oid, read_ref, tree_bytes, write_loose
 from gitstate.storage.snapshot_text import (
     DEFAULT_EMAIL,
     DEFAULT_NAME,
@@ -31,9 +32,10 @@ from gitstate.storage.snapshot_text import (
     Snapshot,
     iso_time,
     parse_trailers,
+    plain_ident,
     reflog_ident,
     reflog_reason,
-    tz,
+    signature,
     when,
 )
 
@@ -51,7 +53,6 @@ else:
 
 SYSTEM_CONFIG = "/etc/gitconfig"  # where libgit2 (pygit2's wheels) reads the system config
 CAT_TIMEOUT = 10.0
-_HEX = frozenset("0123456789abcdef")
 # The environment that would make git, or libgit2, read or write somewhere else than we do.
 _UNUSUAL_ENV = (
     "GIT_OBJECT_DIRECTORY",
@@ -193,7 +194,7 @@ class LooseStore(_Base):
         email = os.environ.get(f"GIT_{kind}_EMAIL") or self.config_value("user.email")
         name, email = name or DEFAULT_NAME, email or DEFAULT_EMAIL
         for text in (name, email):
-            if text != text.strip() or any(c in "<>" or c < " " or c == "\x7f" for c in text):
+            if not plain_ident(text):
                 raise _Odd(text)
         seconds, offset = when(kind)
         return name, email, seconds, offset
@@ -202,13 +203,13 @@ class LooseStore(_Base):
         try:
             with open(os.path.join(str(self.layout.gitdir), "HEAD"), "rb") as handle:
                 head = handle.read(4096).decode("utf-8").strip()
-            if _is_oid(head):
+            if is_oid(head):
                 return head, None
             target = head.removeprefix("ref: ").strip()
             if not head.startswith("ref: ") or not refs.shared(target):
                 raise _Odd(head)
             value = self._ref_value(target)
-            if value is not None and not _is_oid(value):
+            if value is not None and not is_oid(value):
                 raise _Odd(value)
             return value, target.removeprefix("refs/heads/")
         except (OSError, UnicodeDecodeError, _Odd):
@@ -221,26 +222,10 @@ class LooseStore(_Base):
         _Odd for a name outside the common dir or a file that cannot be read."""
         if not refs.shared(ref) or ".." in ref.split("/"):
             raise _Odd(ref)
-        commondir = str(self.layout.commondir)
         try:
-            with open(os.path.join(commondir, ref), "rb") as handle:
-                return handle.read(4096).decode("utf-8").strip()
-        except (FileNotFoundError, NotADirectoryError):
-            pass
+            return read_ref(str(self.layout.commondir), ref)
         except (OSError, UnicodeDecodeError):
             raise _Odd(ref) from None
-        try:
-            with open(os.path.join(commondir, "packed-refs"), "rb") as handle:
-                packed = handle.read().decode("utf-8")
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError):
-            raise _Odd(ref) from None
-        for line in packed.split("\n"):
-            value, _, name = line.partition(" ")
-            if name.strip() == ref and not line.startswith(("#", "^")):
-                return value
-        return None
 
     def tip(self, ref: str | None = None) -> str | None:
         name = ref or self.layout.state_ref
@@ -248,7 +233,7 @@ class LooseStore(_Base):
             value = self._ref_value(name)
             if value is None:
                 return None
-            if not _is_oid(value) or self._object(value)[0] != b"commit":
+            if not is_oid(value) or self._object(value)[0] != b"commit":
                 raise _Odd(value)
             return value
         except _Odd:
@@ -356,7 +341,7 @@ class LooseStore(_Base):
         """(type, body) of an object: loose with zlib, else packed from `git cat-file`, which
         is asked for the commit's tree and STATE.md at once (the tip's three objects in one
         process); _Odd when it is in neither."""
-        if not _is_oid(oid) or len(oid) != 40:
+        if not is_oid(oid) or len(oid) != 40:
             raise _Odd(oid)
         found = self._cache.get(oid) or self._loose(oid)
         if found is None:
@@ -387,59 +372,23 @@ class LooseStore(_Base):
     def create_snapshot(self, data: bytes | None, parents: list[str], message: str) -> str:
         """Blob, tree and commit as pygit2's Store writes them (byte for byte); no ref moves."""
         try:
-            author = self._person("AUTHOR")
-            committer = self._person("COMMITTER")
-            body = message.encode("utf-8")
-            people = [(b"author", author), (b"committer", committer)]
-            lines = [
-                b"%s %s <%s> %d %s"
-                % (role, name.encode(), email.encode(), seconds, tz(offset).encode())
-                for role, (name, email, seconds, offset) in people
-            ]
+            author = signature(*self._person("AUTHOR"))
+            committer = signature(*self._person("COMMITTER"))
+            (author + committer + message).encode()  # a lone surrogate fails before any write
         except (_Odd, UnicodeEncodeError):
             return self._full().create_snapshot(data, parents, message)
         try:
-            tree = b""
-            if data is not None:
-                blob = self._write(b"blob", data)
-                tree = b"100644 " + STATE_FILE.encode() + b"\0" + bytes.fromhex(blob)
-            head = [b"tree " + self._write(b"tree", tree).encode()]
-            head += [b"parent " + p.encode() for p in parents]
-            return self._write(b"commit", b"\n".join(head + lines) + b"\n\n" + body)
+            entries = [] if data is None else [(STATE_FILE, self._write("blob", data))]
+            tree = self._write("tree", tree_bytes(entries))
+            return self._write("commit", commit_bytes(tree, parents, author, committer, message))
         except OSError:
             return self._full().create_snapshot(data, parents, message)  # its error, its words
 
-    def _write(self, kind: bytes, body: bytes) -> str:
-        """One loose object, as git writes it: zlib-compressed `<type> <size>\\0<body>` under its
-        SHA-1, read-only, made whole in a temporary file in objects/xx/ and renamed into place
-        (a killed save leaves at most a `tmp_obj_*` file, which git's prune removes). Not
-        fsynced: neither git (core.fsync leaves loose objects out by default) nor libgit2 do;
-        a config that asks for it sends the save to pygit2 (`refusal`)."""
-        try:
-            # CPython's built-in SHA-1: hashlib's OpenSSL start-up costs the hook milliseconds.
-            from _sha1 import sha1  # type: ignore[import-not-found]
-        except ImportError:
-            from hashlib import sha1
-        data = b"%s %d\0" % (kind, len(body)) + body
-        oid: str = sha1(data).hexdigest()
-        folder = os.path.join(self._objects, oid[:2])
-        path = os.path.join(folder, oid[2:])
-        if os.path.exists(path):
-            return oid
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(folder, 0o777)
-        tmp = os.path.join(folder, f"tmp_obj_{os.getpid()}_{time.monotonic_ns()}")
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        try:
-            try:
-                os.write(out, zlib.compress(data, 1))
-            finally:
-                os.close(out)
-            os.rename(tmp, path)
-        except BaseException:
-            _unlink(tmp)
-            raise
-        self._cache[oid] = (kind, body)
+    def _write(self, kind: str, body: bytes) -> str:
+        """One loose object (storage/rawobjects.py), kept for the reads that follow the save.
+        A config that asks for fsync sends the save to pygit2 (`refusal`)."""
+        oid = write_loose(self._objects, kind, body)
+        self._cache[oid] = (kind.encode(), body)
         return oid
 
     def compare_and_swap(self, ref: str, expected: str | None, new: str, reason: str) -> bool:
@@ -637,12 +586,3 @@ def _offset(text: str) -> int:
         raise _Odd(text)
     minutes = int(text[1:3]) * 60 + int(text[3:5])
     return -minutes if text[0] == "-" else minutes
-
-
-def _is_oid(value: str) -> bool:
-    return len(value) in (40, 64) and set(value) <= _HEX
-
-
-def _unlink(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)

@@ -101,11 +101,9 @@ def parse_date(value: str) -> tuple[int, int] | None:
     text = value.strip()
     if not text:
         return None  # unset: now (and no datetime import for it)
-    match = _DATE_RE.match(text)
-    if match:
-        sign = -1 if match.group(2) == "-" else 1
-        offset = sign * (int(match.group(3) or 0) * 60 + int(match.group(4) or 0))
-        return int(match.group(1)), offset
+    plain = parse_plain_date(text)
+    if plain is not None:
+        return plain
     from datetime import datetime, timedelta  # rare: only an ISO GIT_*_DATE needs it
 
     try:
@@ -118,13 +116,42 @@ def parse_date(value: str) -> tuple[int, int] | None:
     return int(when.timestamp()), int(delta.total_seconds() // 60)
 
 
+def parse_plain_date(text: str) -> tuple[int, int] | None:
+    """(seconds, offset minutes) from `@secs tz` or `secs tz` (the zone optional); None for
+    anything else (an ISO date, which only parse_date, or git, reads)."""
+    match = _DATE_RE.match(text)
+    if match is None:
+        return None
+    sign = -1 if match.group(2) == "-" else 1
+    return int(match.group(1)), sign * (int(match.group(3) or 0) * 60 + int(match.group(4) or 0))
+
+
+def local_offset(seconds: int) -> int:
+    """The local time zone's offset in minutes at that time."""
+    return (time.localtime(seconds).tm_gmtoff or 0) // 60
+
+
+def plain_ident(text: str) -> bool:
+    """A name or email that git and libgit2 write as given: no outer whitespace, no angle
+    brackets or control characters (anything else one of them trims or refuses)."""
+    if not text or text != text.strip():
+        return False
+    return not any(c in "<>" or c < " " or c == "\x7f" for c in text)
+
+
+def signature(name: str, email: str, seconds: int, offset_minutes: int) -> str:
+    """`Name <email> seconds +hhmm`, as a commit's author and committer lines and a reflog
+    line write a person."""
+    return f"{name} <{email}> {seconds} {tz(offset_minutes)}"
+
+
 def when(kind: str) -> tuple[int, int]:
     """(seconds, offset minutes) of a new commit's AUTHOR or COMMITTER: GIT_<KIND>_DATE when it
     parses, else now in the local time zone."""
     parsed = parse_date(os.environ.get(f"GIT_{kind}_DATE", "") or "")
     if parsed is None:
         now = int(time.time())
-        parsed = (now, (time.localtime(now).tm_gmtoff or 0) // 60)
+        parsed = (now, local_offset(now))
     return parsed
 
 
@@ -148,7 +175,7 @@ def reflog_ident(name: str, email: str, seconds: int, offset_minutes: int) -> st
     """`Name <email> seconds +hhmm`: the committer, as git writes a reflog line."""
     name = IDENT_CRUD.sub("", name).strip() or DEFAULT_NAME
     email = IDENT_CRUD.sub("", email).strip()
-    return f"{name} <{email}> {seconds} {tz(offset_minutes)}"
+    return signature(name, email, seconds, offset_minutes)
 
 
 def reflog_reason(reason: str) -> str:
