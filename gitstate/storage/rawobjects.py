@@ -16,9 +16,9 @@ import os
 _HEX = frozenset("0123456789abcdef")
 
 
-def is_oid(value: str) -> bool:
+def is_oid(value: str, lengths: tuple[int, ...] = (40, 64)) -> bool:
     """A full object id: 40 (SHA-1) or 64 (SHA-256) lower-case hex digits."""
-    return len(value) in (40, 64) and _HEX.issuperset(value)
+    return len(value) in lengths and _HEX.issuperset(value)
 
 
 def read_ref(commondir: str | os.PathLike[str], ref: str) -> str | None:
