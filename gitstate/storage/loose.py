@@ -341,7 +341,7 @@ class LooseStore(_Base):
         """(type, body) of an object: loose with zlib, else packed from `git cat-file`, which
         is asked for the commit's tree and STATE.md at once (the tip's three objects in one
         process); _Odd when it is in neither."""
-        if not is_oid(oid) or len(oid) != 40:
+        if not is_oid(oid, (40,)):
             raise _Odd(oid)
         found = self._cache.get(oid) or self._loose(oid)
         if found is None:

@@ -19,6 +19,8 @@ import os
 import stat
 import time
 
+from gitstate.storage.rawobjects import is_oid, read_ref
+
 TMP_PREFIX = ".STATE.md.agy-"
 LIMIT = 1024 * 1024  # = document.model.MAX_BYTES (not imported: the hooks load no parser)
 
@@ -412,31 +414,13 @@ def _git_cat(layout: Layout, kind: str, rev: str) -> bytes | None:
 
 
 def ref_tip(layout: Layout, ref: str) -> str | None:
-    """The commit a ref names: its loose file, else packed-refs (read only up to 1 MiB)."""
+    """The commit a ref names: its loose file, else packed-refs (storage/rawobjects.py); None
+    when it is absent, unreadable or not a plain id."""
     try:
-        with open(os.path.join(layout.commondir, ref), "rb") as handle:
-            value = handle.read(200).decode("ascii", "replace").strip()
-        return value if _is_oid(value) else None
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        pass
-    except OSError:
+        value = read_ref(layout.commondir, ref)
+    except (OSError, UnicodeDecodeError):
         return None
-    try:
-        with open(os.path.join(layout.commondir, "packed-refs"), "rb") as handle:
-            packed = handle.read(1 << 20)
-    except OSError:
-        return None
-    want = b" " + ref.encode() + b"\n"
-    at = packed.find(want)
-    if at < 0:
-        return None
-    start = packed.rfind(b"\n", 0, at) + 1
-    value = packed[start:at].decode("ascii", "replace")
-    return value if _is_oid(value) else None
-
-
-def _is_oid(value: str) -> bool:
-    return len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
+    return value if value is not None and is_oid(value) else None
 
 
 def tip_state(layout: Layout, limit: int = LIMIT) -> tuple[str, str | None, bytes] | None:

@@ -16,6 +16,7 @@ from gitstate.jobs.document import config as config_mod
 from gitstate.jobs.storage import record_commit
 from gitstate.storage import gitcli
 from gitstate.storage.layout import Layout
+from gitstate.storage.rawobjects import is_oid, read_ref
 
 Reader = Callable[[str], str | None]
 
@@ -59,31 +60,12 @@ def config_stamp(layout: Layout) -> tuple[tuple[int, int], ...]:
 
 def branch_tip(layout: Layout, branch: str) -> str | None:
     """The commit `refs/heads/<branch>` names (its loose file, else packed-refs); None when the
-    branch is gone or is not a plain commit id."""
-    ref = f"refs/heads/{branch}"
+    branch is gone, cannot be read or is not a plain commit id."""
     try:
-        with open(layout.commondir / ref, "rb") as handle:
-            value: str | None = handle.read(4096).decode("ascii", "replace").strip()
-    except (FileNotFoundError, NotADirectoryError):
-        value = _packed(layout.commondir, ref)
-    except OSError:
+        value = read_ref(layout.commondir, f"refs/heads/{branch}")
+    except (OSError, UnicodeDecodeError):
         return None
-    if value is None or len(value) != 40 or value.strip("0123456789abcdef"):
-        return None
-    return value
-
-
-def _packed(commondir: Path, ref: str) -> str | None:
-    try:
-        with open(commondir / "packed-refs", "rb") as handle:
-            packed = handle.read()
-    except OSError:
-        return None
-    want = b" " + ref.encode()
-    for line in packed.splitlines():
-        if line.endswith(want) and not line.startswith((b"#", b"^")):
-            return line[: -len(want)].decode("ascii", "replace")
-    return None
+    return value if value is not None and is_oid(value, (40,)) else None
 
 
 def uncommitted(worktree: Path) -> list[str]:
