@@ -100,7 +100,7 @@ def _built_wheel(tmp_path: Path) -> Path:
     source = tmp_path / "source"
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     shutil.copytree(ROOT / "gitstate", source / "gitstate", ignore=ignore)
-    for name in ("setup.py", "pyproject.toml", "README.md"):
+    for name in ("setup.py", "pyproject.toml", "README.md", "LICENSE", "NOTICE"):
         shutil.copy(ROOT / name, source / name)
     out = tmp_path / "wheel"
     _pip("wheel", "-q", "--no-deps", "-w", str(out), str(source))
@@ -108,9 +108,28 @@ def _built_wheel(tmp_path: Path) -> Path:
     return wheel
 
 
+@pytest.fixture(scope="module")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _built_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def test_the_wheel_carries_the_licences(built_wheel: Path) -> None:
+    """The project's MIT licence and the NOTICE for the word list derived from jieba (MIT) and
+    OpenCC (Apache-2.0) travel with every install, as those licences require."""
+    with zipfile.ZipFile(built_wheel) as archive:
+        names = {Path(name).name: name for name in archive.namelist() if ".dist-info/" in name}
+        assert "LICENSE" in names and "NOTICE" in names
+        notice = archive.read(names["NOTICE"]).decode()
+        words = archive.read("gitstate/memory/document/cjk_words.py").decode()
+    assert "Sun Junyi" in notice and "Apache License, Version 2.0" in notice
+    assert "Permission is hereby granted" in words
+
+
 @needs_man
-def test_the_wheel_carries_the_pages_and_git_agy_state_help_shows_them(tmp_path: Path) -> None:
-    wheel = _built_wheel(tmp_path)
+def test_the_wheel_carries_the_pages_and_git_agy_state_help_shows_them(
+    tmp_path: Path, built_wheel: Path
+) -> None:
+    wheel = built_wheel
     with zipfile.ZipFile(wheel) as archive:
         pages = {
             Path(name).name
