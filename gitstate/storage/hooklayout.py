@@ -12,6 +12,7 @@ by the same code. `HookLayout.to_layout()` gives the pathlib `Layout` the rest o
 from __future__ import annotations
 
 import os
+import stat
 
 MAIN_STATE_REF = "refs/agy/state"
 VIEW_NAME = "STATE.md"
@@ -88,10 +89,9 @@ class HookLayout:
         gitdir = os.path.realpath(gitdir)
         common_file = os.path.join(gitdir, "commondir")
         commondir, worktree = gitdir, None
-        if os.path.isfile(common_file):
-            with open(common_file) as handle:
-                common = handle.read().strip()
-            commondir = os.path.realpath(os.path.join(gitdir, common))
+        common = _read_small(common_file)
+        if common is not None:
+            commondir = os.path.realpath(os.path.join(gitdir, common.strip()))
             worktree = os.path.basename(gitdir)
         top = os.path.realpath(workdir) if workdir else None
         return cls(top, gitdir, commondir, worktree)
@@ -122,15 +122,32 @@ def _absolute(path: str) -> str:
     return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
 
+def _read_small(path: str, limit: int = 4096) -> str | None:
+    """The start of a small regular file (a `.git` file, a worktree's `commondir`), or None.
+    Bounded and non-blocking: these files sit in a work tree anyone may have shaped, and a FIFO
+    or a huge file there must neither hang nor flood a hook."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _gitdir_of(dotgit: str) -> str | None:
     """The git dir a `.git` entry stands for: the directory itself, or a `gitdir:` file's target."""
     if os.path.isdir(dotgit):
         return dotgit if os.path.exists(os.path.join(dotgit, "HEAD")) else None
-    try:
-        with open(dotgit, errors="replace") as handle:
-            first = handle.read().splitlines()[0]
-    except (OSError, IndexError):
+    text = _read_small(dotgit)
+    if not text:
         return None
+    first = text.splitlines()[0]
     if not first.startswith("gitdir:"):
         return None
     # os.path.join keeps an absolute target as it is, and reads a relative one from the work tree.
