@@ -7,8 +7,9 @@ venv with the SDK's own client and alternates each pair itself (timing.alternate
 order flips every pair, the first WARMUP pairs are discarded), so both sides of a row share one
 interpreter, one machine load and one repository:
 
-- start: spawn `mcp --repo R`, initialize, list the tools (what an agent CLI does at its start)
-  against one `git-agy-state status` process (the cheapest command that opens the repository);
+- start: spawn `mcp --repo R`, initialize, list the tools (what an agent CLI does at its start),
+  judged in seconds (median ≤ START_TARGET), with one `git-agy-state status` process (the
+  cheapest command that opens the repository) beside it for scale;
 - warm patch: one `state_patch` call on a server already running against `git-agy-state patch
   --set open_issues=…` as a process; each writes one snapshot, so both do the same work.
 """
@@ -29,6 +30,9 @@ from timing import WARMUP
 
 import bench
 from bench import Row, table
+
+# Issue 15: the server starts "well under a second" (median of the spawn-to-tools-listed time).
+START_TARGET = 1.0
 
 DRIVER = r"""
 import json, subprocess, sys, time
@@ -92,6 +96,15 @@ def ms(seconds: list[float]) -> str:
     return f"{statistics.median(seconds) * 1e3:.1f} ms (min {min(seconds) * 1e3:.1f})"
 
 
+def start_verdict(seconds: list[float]) -> str:
+    """The start is judged in seconds, not as a ratio: an agent CLI waits for it once per
+    session, so what matters is the wall time, and `status` is only there to show the scale."""
+    median = statistics.median(seconds)
+    if median <= START_TARGET:
+        return f"ok (median ≤ {START_TARGET:g} s)"
+    return f"**over target** (median {median:.2f} s > {START_TARGET:g} s)"
+
+
 def ratio(a: list[float], b: list[float]) -> float:
     return statistics.median(a) / statistics.median(b)
 
@@ -129,12 +142,12 @@ def main(argv: list[str] | None = None) -> int:
             min_ratio=min(got["call"]) / min(got["process"]),
         ),
         Row(
-            "server start (spawn, initialize, list tools) vs `status` process",
+            f"server start (spawn, initialize, list tools), ≤ {START_TARGET:g} s; vs `status`",
             ms(got["start"]),
             ms(got["status"]),
             ratio(got["start"], got["status"]),
-            info=True,
             min_ratio=min(got["start"]) / min(got["status"]),
+            verdict=start_verdict(got["start"]),
         ),
     ]
     print(table(rows))
