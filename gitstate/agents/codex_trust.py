@@ -6,8 +6,9 @@ Codex runs a non-managed hook only once it is trusted: the user's config.toml ho
 entry counts only in the user's config.toml (`$CODEX_HOME/config.toml`), also for a project's
 `.codex/hooks.json`, and a changed command, matcher or timeout needs trust again. Verified
 against codex-cli 0.171.0 (its `app-server` `hooks/list` reported `trustStatus: "trusted"` for
-entries written this way); the formula is not documented, so doctor says how to grant trust by
-hand when the hash does not match.
+entries written this way; tests/test_codex_trust_golden.py pins `handler_hash` to the hashes
+it reported, a non-ASCII command and a statusMessage among them); the formula is not documented,
+so doctor says how to grant trust by hand when the hash does not match.
 
 A project's own config layers (`.codex/hooks.json` among them) load only in a trusted project:
 `[projects."<abs path>"] trust_level = "trusted"` in the same file. That trusts everything the

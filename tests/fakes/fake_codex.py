@@ -131,6 +131,9 @@ def snake(event: str) -> str:
 
 
 def trust_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> str:
+    """Codex's hash of a handler, written here from the observed behaviour (not imported from
+    gitstate); tests/test_codex_trust_golden.py pins it to hashes the real codex-cli 0.171.0
+    reported, so the fake's trust check is not our module tested against itself."""
     normal = {
         "type": handler.get("type", "command"),
         "command": handler.get("command"),
