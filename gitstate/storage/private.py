@@ -8,12 +8,14 @@ may write through here.
 
 from __future__ import annotations
 
-import _thread
+import itertools
 import os
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 UMASK = 0o077
+# next() on a count is atomic under the GIL: threads of one process never share a name.
+_TEMPORARY = itertools.count()
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,7 +63,9 @@ def open_fd(path: str | Path, flags: int) -> int:
 
 def write_file(path: Path, data: bytes) -> None:
     """Replace `path` atomically with `data`, mode 0600."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
+    # Short and fixed-length, never built from path.name: a name near the file system's limit
+    # would otherwise make every later write of that file fail.
+    tmp = path.with_name(f".agy-{os.getpid()}-{next(_TEMPORARY)}.tmp")
     fd = open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         view = memoryview(data)

@@ -29,6 +29,9 @@ TIMELINE_SECTION = "Timeline"
 ARCHIVED_PREFIX = "[ARCHIVED] "
 
 PROJECT_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+# Characters of a project name (ASCII, so bytes too): projects/<name>.md and the cache's files
+# stay far below a file system's 255-byte name limit (docs/memory.md, "Files and routing").
+PROJECT_NAME_LIMIT = 100
 DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _PATH_RE = re.compile(
     r"^(?:MEMORY\.md|USER\.md|projects/[A-Za-z0-9._-]+\.md|sessions/[0-9]{4}-[0-9]{2}-[0-9]{2}\.md)$"
@@ -88,17 +91,48 @@ def session_path(date: str) -> str:
 
 
 def is_memory_path(path: str) -> bool:
-    """One of the files the brain holds (no other path is read, written or shown)."""
-    return bool(_PATH_RE.match(path))
+    """One of the files the brain holds (no other path is read, written or shown): a tree from
+    anywhere (a sync, an older version) with an over-long project name or a date no calendar
+    has is left out of the cache and the index."""
+    if not _PATH_RE.match(path):
+        return False
+    if path.startswith(PROJECTS_DIR + "/"):
+        return valid_project(path[len(PROJECTS_DIR) + 1 : -len(".md")])
+    if path.startswith(SESSIONS_DIR + "/"):
+        return real_date(path[len(SESSIONS_DIR) + 1 : -len(".md")])
+    return True
 
 
 def valid_project(name: str) -> bool:
-    return bool(PROJECT_RE.match(name)) and name not in (".", "..")
+    return (
+        len(name) <= PROJECT_NAME_LIMIT and bool(PROJECT_RE.match(name)) and name not in (".", "..")
+    )
+
+
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def real_date(date: str) -> bool:
+    """YYYY-MM-DD naming a day that exists (no datetime import: the hook path reads this)."""
+    if not DATE_RE.match(date):
+        return False
+    year, month, day = int(date[:4]), int(date[5:7]), int(date[8:])
+    if not 1 <= month <= 12 or not 1 <= day <= _MONTH_DAYS[month - 1]:
+        return False
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return not (month == 2 and day == 29 and not leap)
 
 
 def project_slug(name: str) -> str:
-    """A valid project name made from any folder name (the archive tie-in never refuses)."""
+    """A valid project name made from any folder name (the archive tie-in never refuses); one
+    over PROJECT_NAME_LIMIT is cut and ends in a short hash of the whole name, so two long
+    names that share a beginning stay two projects."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    if len(slug) > PROJECT_NAME_LIMIT:
+        import hashlib  # only here: the hook path never needs it
+
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        slug = slug[: PROJECT_NAME_LIMIT - len(digest) - 1].rstrip("-.") + "-" + digest
     return slug or "project"
 
 

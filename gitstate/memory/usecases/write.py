@@ -23,7 +23,10 @@ from gitstate.storage.snapshots import iso_time
 
 MAX_EDIT_BYTES = 1024 * 1024
 WRITE_LAYERS = ("knowledge", "identity", "project")
-PROJECT_HINT = "--project NAME, where NAME matches [A-Za-z0-9._-]+"
+PROJECT_HINT = (
+    f"--project NAME, where NAME matches [A-Za-z0-9._-]+, at most "
+    f"{files.PROJECT_NAME_LIMIT} characters"
+)
 
 
 class Added(NamedTuple):
@@ -82,6 +85,12 @@ def project_name(given: str | None) -> str:
     name = given if given is not None else default_project()
     if not files.valid_project(name):
         where = "" if given is not None else " (the work tree's folder name)"
+        if len(name) > files.PROJECT_NAME_LIMIT:
+            raise UsageError(
+                f"{name[:40]!r}…{where} is not a project name: {len(name)} characters, "
+                f"over {files.PROJECT_NAME_LIMIT}",
+                hint=PROJECT_HINT,
+            )
         raise UsageError(f"{name!r}{where} is not a project name", hint=PROJECT_HINT)
     return name
 
