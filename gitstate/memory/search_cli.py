@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from gitstate.memory.usecases.search import Indexed
 
 
+ECHO_LIMIT = 60  # characters of the query a "no match" line repeats
+
+
 class Arguments:
     __slots__ = ("as_json", "limit", "words")
 
@@ -72,7 +75,8 @@ def render(hits: list[Hit], query: str, as_json: bool) -> str:
     if as_json:
         return _json([hit.as_json() for hit in hits])
     if not hits:
-        return escape(f"no match for {query!r}") + "\n"
+        shown = query if len(query) <= ECHO_LIMIT else query[:ECHO_LIMIT] + "…"
+        return escape(f"no match for {shown!r}") + "\n"
     lines = []
     for hit in hits:
         lines.append(f"{hit.path}  (score {hit.score:.3f})")

@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 DEFAULT_LIMIT = 10
+# A query is what an agent or a person types: past these it is a mistake (or a flood through
+# the MCP server's one-call lock), refused before any work (docs/memory.md, "Search").
+MAX_QUERY_CHARS = 1000
+MAX_QUERY_WORDS = 32
+QUERY_HINT = "search for a few words: the chunks that hold all of them come back"
 
 
 # Plain classes, not NamedTuples: `memory search` loads no `typing` (memory/search_cli.py).
@@ -165,6 +170,16 @@ def catch_up(source: Source, index: Index) -> CaughtUp:
 
 def search(query: str, limit: int = DEFAULT_LIMIT) -> list[Hit]:
     """The chunks that hold every word of QUERY, best first."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"QUERY is {len(query)} characters, over the limit of {MAX_QUERY_CHARS}",
+            hint=QUERY_HINT,
+        )
+    words = len(query.split())
+    if words > MAX_QUERY_WORDS:
+        raise UsageError(
+            f"QUERY has {words} words, over the limit of {MAX_QUERY_WORDS}", hint=QUERY_HINT
+        )
     match = fts_query(query)
     if not match:
         raise UsageError("QUERY has no word to search for")
