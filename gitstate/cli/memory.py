@@ -353,6 +353,7 @@ def status_cmd(as_json: bool) -> None:
 @json_option
 def import_cmd(path: str, dry_run: bool, allow_secret: bool, as_json: bool) -> None:
     """Import a folder of Markdown (an Agent Brain's ~/.agent-brain) in one commit, merged."""
+    from gitstate.memory.document.importing import shown
     from gitstate.memory.usecases import importing
 
     done = importing.import_folder(path, dry_run, allow_secret)
@@ -362,11 +363,11 @@ def import_cmd(path: str, dry_run: bool, allow_secret: bool, as_json: bool) -> N
     for planned in done.files:
         where = planned.path
         if planned.source != planned.path:
-            where += f" <- {planned.source}"
+            where += f" <- {shown(planned.source)}"
         verb = f"would be {planned.action}" if dry_run else planned.action
         say(f"{'unchanged' if planned.action == 'unchanged' else verb}: {where}")
     for skipped in done.skipped:
-        say(f"skipped: {skipped.source} ({skipped.reason})")
+        say(f"skipped: {shown(skipped.source)} ({skipped.reason})")
     files, changed = counted(len(done.files), "file"), counted(len(done.changed), "brain file")
     if dry_run:
         say(f"would import {files} into {changed}")

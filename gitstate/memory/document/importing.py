@@ -16,6 +16,11 @@ blocks, identical blocks once, ordered by their time (merge.merge_log); any othe
 by section, keeps the brain's entries and appends the folder's entries it lacks, a section only
 the folder has going after the section it follows there. Importing the same folder again changes
 nothing.
+
+A name over the project name limit is cut and ends in a hash (files.project_slug); a session log
+needs a real date (`sessions/2026-13-45.md` is a plain note); two sources routed to one brain
+path are refused (`collisions`), never merged behind the user's back. Source names are shown
+through `shown`: a newline or any control in a file name is printed escaped.
 """
 
 from __future__ import annotations
@@ -59,6 +64,26 @@ def route(relative: str) -> Route:
     if stem.startswith(files.PROJECTS_DIR + "/"):
         stem = stem[len(files.PROJECTS_DIR) + 1 :]
     return Route(files.project_path(files.project_slug(stem.replace("/", "-"))), "a project file")
+
+
+def collisions(routes: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """(brain path, first source, second source) for every two sources of (source, brain
+    path) `routes` that go to one brain path."""
+    first: dict[str, str] = {}
+    found = []
+    for source, path in routes:
+        if path in first:
+            found.append((path, first[path], source))
+        else:
+            first[path] = source
+    return found
+
+
+def shown(name: str) -> str:
+    """A source name for a line of output: controls escaped, tab and newline too."""
+    from gitstate.document.controls import escape
+
+    return escape(name).replace("\t", "\\t").replace("\n", "\\n")
 
 
 def skipped_folder(relative: str) -> str | None:

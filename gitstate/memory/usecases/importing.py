@@ -188,7 +188,7 @@ def _read(dir_fd: int, name: str, relative: str) -> bytes | None:
         os.close(fd)
     if size > MAX_FILE_BYTES:
         raise Failure(
-            f"refusing to import {relative}: it is over {MAX_FILE_BYTES // 1024} KiB",
+            f"refusing to import {importing.shown(relative)}: it is over {MAX_FILE_BYTES // 1024} KiB",
             hint=LIMIT_HINT,
         )
     return b"".join(chunks)
@@ -199,11 +199,13 @@ def _text(relative: str, data: bytes) -> str:
         text = data.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n")
     except UnicodeDecodeError as exc:
         raise Failure(
-            f"refusing to import {relative}: it is not UTF-8 text (byte {exc.start})",
+            f"refusing to import {importing.shown(relative)}: it is not UTF-8 text (byte {exc.start})",
             hint=LIMIT_HINT,
         ) from None
     if "\x00" in text:
-        raise Failure(f"refusing to import {relative}: it is binary (it holds a NUL byte)")
+        raise Failure(
+            f"refusing to import {importing.shown(relative)}: it is binary (it holds a NUL byte)"
+        )
     return text if text.endswith("\n") or not text else text + "\n"
 
 
@@ -217,7 +219,7 @@ def _check(source: Source, brain_text: str | None, allow_secret: bool) -> None:
         char = controls.first(line + "\n" if line.endswith("\r") else line)
         if char is not None and line not in old:
             raise Failure(
-                f"refusing to import {source.source}: line {number} holds the control character "
+                f"refusing to import {importing.shown(source.source)}: line {number} holds the control character "
                 f"{controls.name(char)}",
                 hint="remove it: terminal escapes, backspaces and bidi overrides make text "
                 "show as something else",
@@ -229,7 +231,7 @@ def _check(source: Source, brain_text: str | None, allow_secret: bool) -> None:
         first = hits[0]
         more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
         raise SecretFound(
-            f"refusing to import {source.source}: line {first.line} looks like a {first.kind}: "
+            f"refusing to import {importing.shown(source.source)}: line {first.line} looks like a {first.kind}: "
             f"{first.excerpt}{more}",
             hits,
             hint="remove it, or pass --allow-secret if it is not a secret",
@@ -268,6 +270,15 @@ def plan(
 def import_folder(folder: str, dry_run: bool = False, allow_secret: bool = False) -> Imported:
     root = Path(folder).expanduser().absolute()
     sources, skipped = read_folder(root)
+    clashes = importing.collisions([(source.source, source.path) for source in sources])
+    if clashes:
+        path, one, two = clashes[0]
+        more = f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else ""
+        raise UsageError(
+            f"refusing to import: {importing.shown(one)} and {importing.shown(two)} both go to "
+            f"{path}{more}",
+            hint="rename one of them (a folder's `/` becomes `-` in a project name)",
+        )
     outcome: list[list[Planned]] = [[]]
 
     def change(brain: Brain, tip: str | None) -> dict[str, str | None]:
