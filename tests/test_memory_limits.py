@@ -137,6 +137,14 @@ class TestQuery:
         assert fast.returncode == 64 and clicked.exit_code == 64
         assert clicked.stderr == fast.stderr
 
+    def test_the_mcp_tool_refuses_it_too(self, brain: None) -> None:
+        from gitstate.errors import UsageError
+        from gitstate.mcp import tools
+
+        with pytest.raises(UsageError, match="over the limit"):
+            tools.memory_search("ab " * 300_000)
+        assert [h["path"] for h in tools.memory_search("pool")["hits"]] == ["MEMORY.md"]
+
     def test_at_the_limits_it_searches(self, brain: None, cli: Any) -> None:
         query = " ".join(["pool"] * MAX_QUERY_WORDS)
         assert [h["path"] for h in as_json(cli("memory", "search", "--json", query))] == [
