@@ -154,3 +154,48 @@ def test_mcp_without_an_agent_is_a_usage_error(repo: Repo) -> None:
     done = run_tool("install", "--git", "--mcp", cwd=repo.path)
     assert done.returncode == 64
     assert done.stderr.startswith("error: --mcp goes with --agent")
+
+
+def git_status(repo: Repo) -> str:
+    return repo.git("status", "--porcelain", "--untracked-files=all")
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini", "codex"])
+def test_a_project_mcp_file_install_created_is_excluded_until_uninstall(
+    repo: Repo, hermetic: Path, agent: str
+) -> None:
+    exclude = repo.path / ".git" / "info" / "exclude"
+    before, status = exclude.read_bytes(), git_status(repo)
+    path = mcp_file(agent, "project", repo.path, hermetic)
+
+    lines = tool("install", "--agent", agent, "--scope", "project", "--mcp", cwd=repo.path)
+
+    line = "/" + path.relative_to(repo.path).as_posix()
+    assert line in exclude.read_text().splitlines()
+    # Our entry names this machine's interpreter (a new skill is the team's: it shows).
+    assert path.relative_to(repo.path).as_posix() not in git_status(repo)
+    assert any(f"added {line} to {exclude}" in found for found in lines)
+    tool("uninstall", "--agent", agent, "--scope", "project", cwd=repo.path)
+    assert exclude.read_bytes() == before
+    assert git_status(repo) == status
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini", "codex"])
+def test_a_project_mcp_file_the_project_had_gets_a_note_not_an_exclude_line(
+    repo: Repo, hermetic: Path, agent: str
+) -> None:
+    seed(agent, "project", repo.path, hermetic)
+    exclude = repo.path / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
+    path = mcp_file(agent, "project", repo.path, hermetic)
+
+    lines = tool("install", "--agent", agent, "--scope", "project", "--mcp", cwd=repo.path)
+
+    line = "/" + path.relative_to(repo.path).as_posix()
+    assert line not in exclude.read_text().splitlines()
+    assert any(
+        found.startswith(f"note: {path} is the project's own file") and "MCP server" in found
+        for found in lines
+    ), lines
+    tool("uninstall", "--agent", agent, "--scope", "project", cwd=repo.path)
+    assert exclude.read_bytes() == before

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gitstate.agents import settings_file, toml_table
+from gitstate.agents import personal, settings_file, toml_table
 from gitstate.errors import Failure
 
 if TYPE_CHECKING:
@@ -115,12 +115,18 @@ def install(agent: str, title: str, place: Place, scope: str, argv: list[str]) -
         )
     target = TARGETS[agent](place, scope)
     entry = target.entry(argv)
+    existed = target.path.exists()
     if target.path.suffix == ".toml":
         changed = _toml_install(place, target, entry)
     else:
         changed = _json_install(place, target, entry)
     done = "registered" if changed else "already registered; unchanged"
     lines = [f"{title}: MCP server {SERVER} {done} in {target.path}"]
+    # Our entry names this machine's interpreter: a project file holding it is personal, as
+    # the hooks' files are (docs/hooks.md, "Personal and shared files"; personal.py).
+    lines += personal.settings_lines(
+        place, target.path, existed, title, f"our MCP server {SERVER} in it names"
+    )
     return lines + [f"note: {note}" for note in target.notes]
 
 
@@ -140,7 +146,12 @@ def uninstall(agent: str, title: str, place: Place, scope: str) -> list[str]:
         removed = _toml_uninstall(place, target)
     else:
         removed = _json_uninstall(place, target)
-    return [f"{title}: removed MCP server {SERVER} from {target.path}"] if removed else []
+    lines = [f"{title}: removed MCP server {SERVER} from {target.path}"] if removed else []
+    if not target.path.exists() and not target.path.is_symlink():
+        # Only once the file is gone: a file shared with the hooks (Gemini's settings.json)
+        # stays excluded until their uninstall, which runs after this one, removes it.
+        lines += [f"{title}: {line}" for line in place.unexclude(target.path)]
+    return lines
 
 
 def is_ours(entry: object) -> bool:

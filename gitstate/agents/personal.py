@@ -16,15 +16,18 @@ if TYPE_CHECKING:
     from gitstate.agents.base import Place
 
 
-def settings_lines(place: Place, path: Path, existed: bool, who: str) -> list[str]:
-    """What install says (and does) about the settings file it wrote our entries to."""
+def settings_lines(
+    place: Place, path: Path, existed: bool, who: str, ours: str = "our hooks in it name"
+) -> list[str]:
+    """What install says (and does) about the settings file it wrote our entries to (`ours`:
+    what of ours is in it and names the interpreter, for the note)."""
     if not _inside(place, path):
         return []
     entry = place.ledger.file(path)
     if not existed or (entry is not None and entry.get("created")):
         return [f"{who}: {line}" for line in place.exclude(path)]
     return [
-        f"note: {path} is the project's own file, and our hooks in it name this machine's "
+        f"note: {path} is the project's own file, and {ours} this machine's "
         "interpreter: keep them out of commits (git add -p), or install with --scope user"
     ]
 
