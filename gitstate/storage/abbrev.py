@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gitstate.storage import cmdconfig
+
 if TYPE_CHECKING:
     from gitstate.storage.snapshots import Store
 
@@ -37,6 +39,20 @@ def short_id(store: Store, oid: str) -> str:
         found = store.repo.get(oid)
     except ValueError:  # not an object id at all
         found = None
-    if found is not None:
+    if found is None:
+        return oid[: configured(store.config_value("core.abbrev"))]
+    if cmdconfig.value("core.abbrev") is None:
         return str(found.short_id)
-    return oid[: configured(store.config_value("core.abbrev"))]
+    # libgit2's short id reads the files only: a `git -c core.abbrev` length is extended here.
+    length = configured(store.config_value("core.abbrev"))
+    while length < FULL and _ambiguous(store, oid[:length]):
+        length += 1
+    return oid[:length]
+
+
+def _ambiguous(store: Store, prefix: str) -> bool:
+    try:
+        store.repo.get(prefix)
+    except ValueError:  # libgit2: ambiguous short id
+        return True
+    return False

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pygit2
 
 from gitstate.errors import BrokenRef, CannotWrite, NotFound
-from gitstate.storage import refs
+from gitstate.storage import cmdconfig, refs
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshot_text import (
     DEFAULT_EMAIL,
@@ -421,7 +421,9 @@ class Store:
         self.repo.config[key] = value
 
     def config_value(self, key: str) -> str | None:
-        return _config_str(self.repo.config, key)
+        # `git -c` values win over every file, as in git (libgit2 does not read them).
+        given = cmdconfig.value(key)
+        return given if given is not None else _config_str(self.repo.config, key)
 
 
 def _config_str(config: pygit2.Config, key: str) -> str | None:
