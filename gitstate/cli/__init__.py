@@ -120,8 +120,11 @@ def main() -> None:
     """An AI coding agent's working memory, kept inside git.
 
     STATE.md at the root of the work tree is a view of the newest snapshot on refs/agy/state.
-    `git agy-state help COMMAND` (or `git agy-state COMMAND --help`) says what a command does;
-    installed from a wheel, `man git-agy-state-COMMAND` says the same.
+    `git agy-state help COMMAND` (or `git agy-state COMMAND --help`) says what a command does,
+    and so does its man page (installed with the tool, an editable install too):
+
+    \b
+      man git-agy-state-COMMAND
     """
 
 

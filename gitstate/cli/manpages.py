@@ -9,6 +9,7 @@ pages"). `python -m gitstate.cli.manpages DIR` writes them by hand.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Iterator
@@ -41,7 +42,7 @@ def _escape(text: str) -> str:
 def _paragraphs(text: str) -> Iterator[str]:
     """Click's help text as roff paragraphs: `\\b` keeps a paragraph's lines as they are
     (click's own mark for that), the others are filled by roff."""
-    for block in text.strip().split("\n\n"):
+    for block in inspect.cleandoc(text).split("\n\n"):  # a docstring keeps its indent
         if block.startswith("\b"):
             lines = block[1:].strip("\n")
             yield ".PP\n.nf\n" + _escape(lines) + "\n.fi"

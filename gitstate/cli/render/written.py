@@ -29,6 +29,11 @@ def report_written(result: Written, as_json: bool, verb: str) -> None:
         say(f"{verb} {short(result.snapshot)}: {', '.join(result.sections) or 'no section'}")
         if result.archived:
             say(archived_line(result.archived))
+    elif result.outcome == "unchanged" and result.repaired:
+        say(
+            f"repaired STATE.md: [&gt;] written back as [>]; otherwise it equals the tip "
+            f"({short(result.snapshot)}), nothing to save"
+        )
     elif result.outcome == "unchanged":
         say(f"nothing to save: STATE.md equals the tip ({short(result.snapshot)})")
     elif result.outcome == "nothing":

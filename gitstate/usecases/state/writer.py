@@ -15,7 +15,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from gitstate.document.language import KEYS
-from gitstate.document.model import Document, render
+from gitstate.document.model import ESCAPED_IN_PROGRESS, Document, render
 from gitstate.document.validate import LIMIT_CODES, Report
 from gitstate.errors import WorkAtRisk
 from gitstate.storage import exclude, maintenance, refs, view
@@ -47,13 +47,14 @@ if TYPE_CHECKING:
         view_kept: bool = False  # STATE.md changed while we wrote, so it was left alone
         overwritten: Path | None = None  # where replaced unsaved edits were kept
         archived: str | None = None  # the archive ref, when this write finished the task
+        repaired: bool = False  # an unchanged write put Gemini's `[&gt;]` back as `[>]`
 
 else:
     _ProducedFields = namedtuple("_ProducedFields", "document notices summary", defaults=((), ""))
     _WrittenFields = namedtuple(
         "_WrittenFields",
-        "outcome snapshot sections notices merged view_kept overwritten archived",
-        defaults=((), (), False, False, None, None),
+        "outcome snapshot sections notices merged view_kept overwritten archived repaired",
+        defaults=((), (), False, False, None, None, False),
     )
 
 
@@ -167,6 +168,7 @@ class Written(_WrittenFields):
             "view_kept": self.view_kept,
             "overwritten": str(self.overwritten) if self.overwritten else None,
             "archived": self.archived,
+            "repaired": self.repaired,
         }
 
 
@@ -338,8 +340,24 @@ def _unchanged(
     tip_bytes = ws.store.state_bytes(tip)
     if tip_bytes is not None and (data is not None or intent.view_follows_unchanged):
         kept = not _replace_view(ws, data, tip_bytes, tip)
-        return Written(Outcome.UNCHANGED, tip, (), notices, view_kept=kept, overwritten=overwritten)
+        repaired = not kept and _unescapes(data, tip_bytes)
+        return Written(
+            Outcome.UNCHANGED,
+            tip,
+            (),
+            notices,
+            view_kept=kept,
+            overwritten=overwritten,
+            repaired=repaired,
+        )
     return Written(Outcome.UNCHANGED, tip, (), notices, overwritten=overwritten)
+
+
+def _unescapes(view_bytes: bytes | None, tip_bytes: bytes) -> bool:
+    """The view had `[&gt;]` markers the tip writes as `[>]` (docs/format.md): replacing it
+    with the tip repaired them, though no snapshot was made."""
+    marker = ESCAPED_IN_PROGRESS.encode()
+    return view_bytes is not None and view_bytes.count(marker) > tip_bytes.count(marker)
 
 
 def _message(
