@@ -27,7 +27,7 @@ from gitstate.jobs.storage import records
 from gitstate.jobs.storage.files import JobFiles
 from gitstate.jobs.usecases import lifecycle, queue
 from gitstate.jobs.usecases.lifecycle import Meta
-from gitstate.storage import launcher, view
+from gitstate.storage import abbrev, launcher, view
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store
 
@@ -112,7 +112,8 @@ def run(
     base, _branch = here.head_info()
     if base is None:
         raise Failure("the repository has no commit yet; a job starts from HEAD")
-    warnings = _dirty_warning(layout, base)
+    short = abbrev.short_id(store, base)  # as git names it (core.abbrev)
+    warnings = _dirty_warning(layout, short)
     parsed = plan.parse_plan(plan_text)
     project = records.main_workdir(store)
     job = jobfiles.new_job(layout)
@@ -130,7 +131,7 @@ def run(
         if not no_worktree:
             records.ensure_excluded(store)
             records.create_worktree(store, job.id, base)
-            seed(worktree, _seed_patch(job, parsed, base), f"job {job.id}: seeded from the plan")
+            seed(worktree, _seed_patch(job, parsed, short), f"job {job.id}: seeded from the plan")
     except BaseException:
         _roll_back(store, job, no_worktree)
         raise
@@ -296,7 +297,7 @@ def _spawn(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: Path) -> 
     return proc.pid
 
 
-def _dirty_warning(layout: Layout, base: str) -> tuple[str, ...]:
+def _dirty_warning(layout: Layout, short: str) -> tuple[str, ...]:
     if layout.workdir is None:
         return ()
     dirty = records.tracked_changes(layout.workdir)
@@ -305,13 +306,13 @@ def _dirty_warning(layout: Layout, base: str) -> tuple[str, ...]:
     return (
         f"{counted(len(dirty), 'tracked file')} {'has' if len(dirty) == 1 else 'have'} "
         "uncommitted changes; the job starts from HEAD "
-        f"({base[:12]}) without them",
+        f"({short}) without them",
     )
 
 
-def _seed_patch(job: JobFiles, parsed: plan.Plan, base: str) -> Patch:
+def _seed_patch(job: JobFiles, parsed: plan.Plan, short: str) -> Patch:
     """What the job worktree's own chain (refs/agy/wt/<id>/state) starts from: the plan."""
-    key_data = [f"- job {job.id} on branch agy/{job.id}, from {base[:12]}; plan: {job.plan}"]
+    key_data = [f"- job {job.id} on branch agy/{job.id}, from {short}; plan: {job.plan}"]
     if parsed.scope:
         key_data.append("- scope: " + "; ".join(parsed.scope))
     if parsed.constraints:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from gitstate.document.language import counted
 from gitstate.document.validate import check_bytes
 from gitstate.errors import AgyError, BrokenRef, InvalidDocument, from_os_error
-from gitstate.storage import gitcli, githooks, logs, objects, view
+from gitstate.storage import abbrev, gitcli, githooks, logs, objects, view
 from gitstate.storage.refs import STALE_REF_LOCK_SECONDS
 from gitstate.usecases.state import history
 from gitstate.usecases.sync import carry
@@ -123,17 +123,23 @@ def _chains(ws: Workspace) -> list[Check]:
             for snap in store.walk(store.tip(ref), CHAIN_SAMPLE):
                 count += 1
                 if "Agy-Format" not in snap.trailers:
-                    problems.append(f"{snap.commit[:12]} has no Agy-Format trailer")
+                    problems.append(
+                        f"{abbrev.short_id(store, snap.commit)} has no Agy-Format trailer"
+                    )
                 data = store.state_bytes(snap.commit)
                 report = check_bytes(data) if data is not None else None
                 if report is not None and any(p.code == "not_text" for p in report.errors):
-                    problems.append(f"{snap.commit[:12]} holds a STATE.md that is not text")
+                    problems.append(
+                        f"{abbrev.short_id(store, snap.commit)} holds a STATE.md that is not text"
+                    )
                     hint = (
                         f"git agy-state log lists the chain; git update-ref {ref} <commit> puts "
                         "a sound snapshot back as the tip"
                     )
                 elif report is not None and not report.valid:
-                    problems.append(f"{snap.commit[:12]} holds an invalid STATE.md")
+                    problems.append(
+                        f"{abbrev.short_id(store, snap.commit)} holds an invalid STATE.md"
+                    )
         except BrokenRef as exc:
             problems.insert(0, exc.message.removeprefix(f"{ref} "))
             hint = exc.hint or hint
@@ -197,13 +203,13 @@ def _checkpoint_ref(store: Store, ref: str) -> None:
     if obj is None:
         raise BrokenRef(
             ref,
-            f"{ref} points at {found.target[:12]}, which is missing from this repository",
+            f"{ref} points at {abbrev.short_id(store, found.target)}, which is missing from this repository",
             hint=f"drop the tag: git tag -d {ref.removeprefix('refs/tags/')}",
         )
     if obj.commit is None:
         raise BrokenRef(
             ref,
-            f"{ref} points at {obj.kind} {obj.id[:12]}, not a commit or a tag of one",
+            f"{ref} points at {obj.kind} {abbrev.short_id(store, obj.id)}, not a commit or a tag of one",
             hint=f"drop the tag: git tag -d {ref.removeprefix('refs/tags/')}",
         )
 

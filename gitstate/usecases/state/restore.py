@@ -36,7 +36,7 @@ def restore(ws: Workspace, rev: str, force: bool = False) -> Written:
         ws,
         RESTORE,
         produce,
-        lambda changed, _summary: f"restore {commit[:12]}",
+        lambda changed, _summary: f"restore {abbrev.short_id(ws.store, commit)}",
         allow_secret=True,  # the content is already in history
         force=force,
     )
