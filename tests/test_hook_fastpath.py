@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -184,7 +185,7 @@ class TestValidMark:
         assert view.read_valid_mark(layout) is None
 
     def test_new_bytes_a_new_version_or_other_language_settings_are_checked_again(
-        self, repo: Repo, cli: Any, monkeypatch: pytest.MonkeyPatch
+        self, repo: Repo, cli: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     ) -> None:
         set_state(cli, started=False)
         layout = discover(repo.path)
@@ -200,6 +201,16 @@ class TestValidMark:
         assert agent._valid_mark(data, "zh-TW") != mark
         monkeypatch.setenv("LC_ALL", "zh_TW.UTF-8")
         assert agent._valid_mark(data, None) != mark
+        monkeypatch.undo()
+        # So does an edited rule module under the same version number (a development install):
+        # a copy of the package's document folder, one of its rule files then changed.
+        copy = tmp_path / "gitstate"
+        shutil.copytree(Path(gitstate.__file__).parent / "document", copy / "document")
+        monkeypatch.setattr(gitstate, "__file__", str(copy / "__init__.py"))
+        before_edit = agent._valid_mark(data, None)
+        with open(copy / "document" / "controls.py", "a") as handle:
+            handle.write("\n# a rule changed\n")
+        assert agent._valid_mark(data, None) != before_edit
         monkeypatch.undo()
         # A mark of another version for these very bytes is not trusted: with invalid bytes
         # behind it, the guard still finds them invalid.

@@ -421,11 +421,32 @@ def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
     return _step_reason(data, configured)
 
 
+# The modules whose code is the rules a STATE.md is judged by (document/validate.py and what it
+# calls). Their files' identity is part of the mark, so that an edited or reinstalled copy with
+# the same version number (a development install) judges again instead of trusting old marks.
+RULE_MODULES = ("validate", "model", "controls", "language", "language_marks", "phase")
+
+
+def _rules_identity() -> str:
+    """Size and mtime of each rule module's source, read with os.stat (no import)."""
+    folder = os.path.join(os.path.dirname(gitstate.__file__), "document")
+    parts = []
+    for name in RULE_MODULES:
+        try:
+            found = os.stat(os.path.join(folder, name + ".py"))
+        except OSError:
+            parts.append("-")
+            continue
+        parts.append(f"{found.st_size}:{found.st_mtime_ns}")
+    return ",".join(parts)
+
+
 def _valid_mark(data: bytes, configured: str | None) -> str:
-    """What a validation's verdict depends on: the bytes, the rules (this version) and the
-    user's language (a tie in detecting the document's language goes to it)."""
+    """What a validation's verdict depends on: the bytes, the rules (this version and the rule
+    modules' files) and the user's language (a tie in detecting the document's language goes
+    to it)."""
     settings = [configured or "", *(os.environ.get(name) or "" for name in LOCALE_VARIABLES)]
-    return " ".join([view.blob_id(data), gitstate.__version__, repr(settings)])
+    return " ".join([view.blob_id(data), gitstate.__version__, _rules_identity(), repr(settings)])
 
 
 def _judge(hook: Hook, layout: Layout, data: bytes, configured: str | None) -> str | None:
