@@ -118,6 +118,42 @@ class TestTimeline:
         assert "- [ ] push (blocked: no network)" in text
         assert "- retry in a loop: hid the error" in text
 
+    def test_a_completion_restore_undid_and_done_again_is_one_step(
+        self, repo: Repo, cli: Any, clock: Clock
+    ) -> None:
+        step(
+            cli, clock, "patch", "--set", "goal=G", "--todo", "write a failing test", "--todo", "b"
+        )
+        step(cli, clock, "patch", "--start", "1")
+        step(cli, clock, "patch", "--done", "1", "--verify", "first run")
+        step(cli, clock, "restore", "~1")  # takes the completion back; step 1 is in progress
+        step(cli, clock, "patch", "--done", "1", "--verify", "second run")
+        found = report_of()
+        assert ("undone", "write a failing test") in [
+            (s.kind, s.text) for s in found.entries[3].steps
+        ]
+        assert [(s.text, s.detail) for s in found.done_steps()] == [
+            ("write a failing test", "second run")
+        ]
+        text = markdown.render(found)
+        assert text.count("- [x] write a failing test") == 1
+        assert "- [x] write a failing test — verified: second run" in text
+        page = html.render(found)
+        steps = page.split("<h2>Steps</h2>", 1)[1].split("</section>", 1)[0]
+        assert steps.count("write a failing test") == 1 and "second run" in steps
+        assert "first run" not in steps
+
+    def test_a_completion_undone_and_not_redone_is_not_done(
+        self, repo: Repo, cli: Any, clock: Clock
+    ) -> None:
+        step(cli, clock, "patch", "--set", "goal=G", "--todo", "a", "--todo", "b", "--start", "1")
+        step(cli, clock, "patch", "--done", "1", "--verify", "v")
+        step(cli, clock, "restore", "~1")
+        found = report_of()
+        assert found.done_steps() == []
+        assert "- [x] a" not in markdown.render(found)
+        assert "- [ ] a (in progress)" in markdown.render(found)
+
     def test_a_dropped_step_is_not_done(self, repo: Repo, cli: Any, clock: Clock) -> None:
         step(cli, clock, "patch", "--set", "goal=G", "--todo", "a", "--todo", "b")
         step(cli, clock, "patch", "--remove", "next_steps=- [ ] b")
@@ -149,6 +185,11 @@ class TestWhatHangsOnSnapshots:
         errors = entries[three].annotations
         assert [(a.type, a.commit, a.known_error) for a in errors] == [("KnownIssue", code, True)]
         assert dict(errors[0].issue)["scope"] == "cache.py"
+        md = markdown.render(report_of())
+        assert "- **KeyError** stale key → evict first — scope: cache.py" in md  # said once
+        assert "Known error" not in md.replace("### Known errors", "")
+        page = html.render(report_of())
+        assert '<span class="kind">known error · KeyError</span>stale key → evict first' in page
 
     def test_checkpoints_sit_on_the_snapshot_they_carry(
         self, repo: Repo, cli: Any, clock: Clock

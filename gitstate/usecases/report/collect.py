@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from gitstate.document.language import KEYS
+from gitstate.document.language import KEYS, Language
 from gitstate.document.model import Document, cut_suffix, parse_item, step_text
 from gitstate.errors import InvalidDocument, NotFound
 from gitstate.storage.snapshots import Snapshot
@@ -140,16 +140,18 @@ def _step_events(before: Document | None, after: Document | None) -> tuple[StepE
         return ()
     lang = after.lang
     events: list[StepEvent] = []
-    old_done = set(before.section("done")) if before is not None else set()
+    old_done = before.section("done") if before is not None else ()
+    new_done = after.section("done")
     finished = set()
-    for line in after.section("done"):
+    for line in new_done:
         if line in old_done:
             continue
-        item = parse_item(line)
-        text = item.text if item is not None else line.strip()
-        body, verified = cut_suffix(text, lang.verify)
+        body, verified = _done_parts(line, lang)
         finished.add(step_text(line, lang))
-        events.append(StepEvent("done", body.strip(), (verified or "").strip()))
+        events.append(StepEvent("done", body, verified))
+    for line in old_done:
+        if line not in new_done and before is not None:  # e.g. a restore took the completion back
+            events.append(StepEvent("undone", _done_parts(line, before.lang)[0]))
     old_steps: dict[str, str] = {}
     if before is not None:
         for line in before.steps():
@@ -175,6 +177,13 @@ def _step_events(before: Document | None, after: Document | None) -> tuple[StepE
         if words not in now and words not in finished:
             events.append(StepEvent("dropped", words))
     return tuple(events)
+
+
+def _done_parts(line: str, lang: Language) -> tuple[str, str]:
+    """A Done line as the step's words and its verification."""
+    item = parse_item(line)
+    body, verified = cut_suffix(item.text if item is not None else line.strip(), lang.verify)
+    return body.strip(), (verified or "").strip()
 
 
 def _merge(snap: Snapshot) -> Merge | None:

@@ -55,7 +55,7 @@ ul.plain{margin:.25rem 0;padding-left:1.2rem}
 .steps li,.plain li{margin:.15rem 0;overflow-wrap:anywhere}
 .kind{font-size:.72rem;font-weight:600;text-transform:uppercase;letter-spacing:.05em;
 margin-right:.35rem}
-.k-done{color:var(--add)}.k-blocked,.k-dropped{color:var(--del)}.k-started{color:var(--accent)}
+.k-done{color:var(--add)}.k-blocked,.k-dropped,.k-undone{color:var(--del)}.k-started{color:var(--accent)}
 .k-added,.k-paused{color:var(--muted)}
 .verify{color:var(--muted);font-size:.9em}
 .toolbar{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center;margin:.5rem 0 1rem}
@@ -135,6 +135,7 @@ STEP_WORDS = {
     "paused": "paused",
     "blocked": "blocked",
     "done": "done",
+    "undone": "undone",
     "dropped": "dropped",
 }
 
@@ -165,7 +166,7 @@ def render(report: Report) -> str:
     marks = report.checkpoints()
     stats = [
         (len(entries), "snapshots" if len(entries) != 1 else "snapshot"),
-        (sum(1 for e in entries for s in e.steps if s.kind == "done"), "steps done"),
+        (len(report.done_steps()), "steps done"),
         (len(decisions), "decisions" if len(decisions) != 1 else "decision"),
         (len(errors), "known errors" if len(errors) != 1 else "known error"),
         (len(marks), "checkpoints" if len(marks) != 1 else "checkpoint"),
@@ -257,7 +258,7 @@ def _goal(report: Report) -> list[str]:
 
 
 def _progress(report: Report) -> list[str]:
-    done = [s for e in report.entries for s in e.steps if s.kind == "done"]
+    done = report.done_steps()
     failed = [f for e in report.entries for f in e.failed]
     out = ["<section>", "<h2>Steps</h2>", '<ul class="plain steps">']
     for step in done:
@@ -331,13 +332,14 @@ def _note(a: Annotation) -> str:
     cls = "note error" if a.known_error else "note"
     if not a.active:
         cls += " inactive"
-    body = _e(a.text)
-    if a.known_error:
+    label, body = a.type, _e(a.text)
+    if a.known_error:  # "known error · KeyError", then only the cause and the fix
+        kind, rest = a.error_label()
+        label, body = f"known error · {kind}", _e(rest)
         fields = dict(a.issue)
         if fields.get("scope"):  # the text already says the type, the cause and the fix
             body += f"<br><small>scope: {_e(fields['scope'])}</small>"
     state = "" if a.active else " · superseded"
-    label = "known error" if a.known_error else a.type
     return (
         f'<div class="{cls}" data-id="{_e(a.id)}"><span class="kind">{_e(label)}</span>'
         f"{body}<br><small>{_e(a.id)} · {_e(a.by)} · {_e(_time(a.at))} · on "

@@ -49,7 +49,7 @@ def render(report: Report) -> str:
         lines += ["### Goal", ""]
         lines += [f"- {text(g.removeprefix('- '))}" for g in report.goal]
         lines.append("")
-    done = [s for e in entries for s in e.steps if s.kind == "done"]
+    done = report.done_steps()
     report_lang = LANGUAGES[report.language]
     lines += ["### Steps", ""]
     for step in done:
@@ -116,7 +116,11 @@ def _code(value: str) -> str:
 
 
 def _note(a: Annotation) -> str:
-    head = f"- **{'Known error' if a.known_error else text(a.type)}** {text(a.text)}"
+    if a.known_error:  # under "Known errors": the error type is the label
+        kind, rest = a.error_label()
+        head = f"- **{text(kind)}** {text(rest)}"
+    else:
+        head = f"- **{text(a.type)}** {text(a.text)}"
     if a.known_error:
         scope = dict(a.issue).get("scope")  # the text already says the type, cause and fix
         if scope:

@@ -12,9 +12,10 @@ from typing import Any
 
 @dataclass(frozen=True)
 class StepEvent:
-    """A step as it moved: added to next_steps, started, paused, blocked, done, or dropped."""
+    """A step as it moved: added to next_steps, started, paused, blocked, done, undone (its
+    line left Done, as a `restore` takes it back), or dropped."""
 
-    kind: str  # "added", "started", "paused", "blocked", "done", "dropped"
+    kind: str  # "added", "started", "paused", "blocked", "done", "undone", "dropped"
     text: str
     detail: str = ""  # done: the verification; blocked: the reason
 
@@ -38,6 +39,15 @@ class Annotation:
     @property
     def known_error(self) -> bool:
         return self.type == "KnownIssue"
+
+    def error_label(self) -> tuple[str, str]:
+        """A known error as its error type and the rest of its text ("cause → fix"): the
+        renderers show the type as the label, so the text does not repeat it."""
+        kind = dict(self.issue).get("error_type", "").strip()
+        prefix = f"{' '.join(kind.split())}: "
+        if kind and self.text.startswith(prefix):
+            return kind, self.text[len(prefix) :]
+        return kind or "error", self.text
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -159,6 +169,18 @@ class Report:
 
     def annotations(self) -> list[Annotation]:
         return [a for e in self.entries for a in e.annotations]
+
+    def done_steps(self) -> list[StepEvent]:
+        """The steps done, each once with its latest completion, in the order they were last
+        done; a completion undone later (and not done again) is dropped (docs/report.md)."""
+        latest: dict[str, StepEvent] = {}
+        for entry in self.entries:
+            for event in entry.steps:
+                if event.kind in ("done", "undone"):
+                    latest.pop(event.text, None)  # re-inserted last: the order of the latest
+                if event.kind == "done":
+                    latest[event.text] = event
+        return list(latest.values())
 
     def checkpoints(self) -> list[Mark]:
         return [c for e in self.entries for c in e.checkpoints]
