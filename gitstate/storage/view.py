@@ -346,9 +346,44 @@ def status(layout: Layout, data: bytes | None) -> str:
     if data is None:
         return "missing"
     record = read_record(layout)
-    if record is not None and record.ref == layout.state_ref and record.blob == blob_id(data):
+    if record is None or record.ref != layout.state_ref:
+        return "dirty"
+    if record.blob == blob_id(data):
+        return "clean"
+    # The title (its timestamp) never counts (docs/format.md): a view that differs from what
+    # was written only there is clean. The written blob is loose until a gc, read with zlib;
+    # a packed one is left to Workspace.view_state (pygit2), so the hooks stay cheap.
+    written = _loose_blob(layout, record.blob, len(data) + 4096)
+    if written is not None and same_but_title(written, data):
         return "clean"
     return "dirty"
+
+
+def same_but_title(a: bytes, b: bytes) -> bool:
+    """Whether two STATE.md texts are equal after their first line (the title)."""
+    return a.partition(b"\n")[2] == b.partition(b"\n")[2] and a[:2] == b[:2] == b"# "
+
+
+def _loose_blob(layout: Layout, oid: str, limit: int) -> bytes | None:
+    """A loose blob's content when it is at most `limit` bytes, else None."""
+    if len(oid) not in (40, 64) or not all(c in "0123456789abcdef" for c in oid):
+        return None
+    path = os.path.join(layout.commondir, "objects", oid[:2], oid[2:])
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    import zlib
+
+    try:
+        data = zlib.decompressobj().decompress(raw, limit + 64)
+    except zlib.error:
+        return None
+    head, sep, body = data.partition(b"\0")
+    if not sep or head != b"blob %d" % len(body):
+        return None  # not a blob, or longer than the view by more than `limit` allows
+    return body
 
 
 # ---- provenance: who wrote a snapshot, and the chain's tip, without pygit2 --------------------

@@ -110,12 +110,13 @@ class Workspace:
     def view_state(self, data: bytes | None, tip: str | None) -> str:
         """`missing`, `clean` or `dirty`; a view equal to the tip is clean even with no record."""
         state = view.status(self.layout, data)
-        if (
-            state == "dirty"
-            and data is not None
-            and tip is not None
-            and view.blob_id(data) == self.store.state_blob(tip)
-        ):
+        if state != "dirty" or data is None or tip is None:
+            return state
+        if view.blob_id(data) == self.store.state_blob(tip):
+            return "clean"
+        # the title never counts (docs/format.md), as in save and diff
+        written = self.store.state_bytes(tip)
+        if written is not None and view.same_but_title(written, data):
             return "clean"
         return state
 
