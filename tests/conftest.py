@@ -20,6 +20,16 @@ from typing import Any
 import pygit2
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+
+# Hypothesis' per-example deadline and its too_slow health check are timing assertions in
+# disguise: on a loaded two-core machine they fail tests whose logic holds. The suite asserts no
+# timings, so neither applies anywhere; explicit @settings still set the rest (examples…).
+hypothesis_settings.register_profile(
+    "agy-state", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("agy-state")
 
 AUTHOR_DATE = "2026-01-02T03:04:05+00:00"
 
