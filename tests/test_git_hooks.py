@@ -276,6 +276,8 @@ class TestHooksPathInTheWorkTree:
         assert git(repo.path, "push", "-q", "origin", "main").returncode == 0
         wait_until(lambda: STATE_ON_REMOTE in refs_of(remote))
         assert refs_of(remote)[STATE_ON_REMOTE] == repo.ref()
+        # The ref lands on the remote before the detached push writes its log line.
+        wait_until(lambda: push_entries(repo))
         assert "push to origin: exit 0" in push_log(repo)
 
 
