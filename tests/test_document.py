@@ -680,7 +680,16 @@ def _check_any_text(text: str) -> None:
     canonical = render(doc)
     assert parse(canonical) == doc
     assert render(parse(canonical)) == canonical
-    # Canonical layout moves lines about but breaks or mends no rule.
-    assert sorted(p.code for p in check_text(canonical).errors) == sorted(
-        p.code for p in report.errors
-    )
+    # Canonical layout moves lines about but breaks or mends no rule, with one exception it
+    # may mend: a control character that is whitespace to str.strip (\x0b, \x0c, \x1c-\x1f) at
+    # a line's end or start, which the outline strips as whitespace and rendering drops.
+    before = sorted(p.code for p in report.errors)
+    after = sorted(p.code for p in check_text(canonical).errors)
+
+    def stripped_controls(line: str) -> bool:
+        ends = line[len(line.rstrip()) :] + line[: len(line) - len(line.lstrip())]
+        return not ends.replace("\t", "").replace("\r", "").isprintable()
+
+    if any(map(stripped_controls, text.split("\n"))) and "control" not in after:
+        before = [code for code in before if code != "control"]
+    assert after == before
