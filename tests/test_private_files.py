@@ -4,6 +4,7 @@ cache, the agy-state data dir above it). Folders an older version made are tight
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import stat
@@ -17,7 +18,9 @@ import pytest
 from conftest import Repo
 from jobs_support import Agents, agents, finish, jobs_repo, submit
 from memory_support import ok
+from support import wait_until
 
+from gitstate.memory.storage import packing
 from gitstate.memory.storage.layout import brain_path
 from gitstate.storage import private
 
@@ -34,8 +37,29 @@ def loose_umask() -> Iterator[None]:
         os.umask(old)
 
 
+def _quiet(root: Path) -> None:
+    """Wait (bounded) for a background repack of a brain under `root` to end: it holds
+    `<brain>/agy/pack.lock` (memory/storage/packing.py) while its temporary packs come and go."""
+    for lock_path in root.rglob(packing.LOCK_FILE):
+        handle = os.open(lock_path, os.O_RDONLY)
+        try:
+
+            def free(handle: int = handle) -> bool:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return False
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                return True
+
+            wait_until(free, timeout=60)
+        finally:
+            os.close(handle)
+
+
 def loose_modes(root: Path) -> list[str]:
     """Every folder or file under `root` (and root) that group or others can read."""
+    _quiet(root)
     found = []
     for path in [root, *root.rglob("*")]:
         mode = path.lstat().st_mode
