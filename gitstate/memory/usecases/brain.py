@@ -172,14 +172,19 @@ def _refuse_secrets(brain: Brain, tip: str | None, changes: dict[str, str | None
             continue
         hits = secrets.scan_changed(text, brain.text(tip, path))
         if hits:
-            first = hits[0]
-            more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
-            raise SecretFound(
-                f"refusing to write {path}: line {first.line} looks like a {first.kind}: "
-                f"{first.excerpt}{more}",
-                hits,
-                hint="remove it, or pass --allow-secret if it is not a secret",
-            )
+            raise secret_refusal(f"write {path}", hits)
 
 
 __all__ = ["Change", "Written", "exists", "memory_warning", "open_brain", "write"]
+
+
+def secret_refusal(action: str, hits: list[secrets.SecretHit]) -> SecretFound:
+    """The one refusal of a brain write (or import) that holds a credential: the first hit's
+    line, kind and excerpt, how many more, and the way past it."""
+    first = hits[0]
+    more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+    return SecretFound(
+        f"refusing to {action}: line {first.line} looks like a {first.kind}: {first.excerpt}{more}",
+        hits,
+        hint="remove it, or pass --allow-secret if it is not a secret",
+    )

@@ -21,7 +21,7 @@ from typing import NamedTuple
 from gitstate import secrets
 from gitstate.document import controls
 from gitstate.document.language import counted
-from gitstate.errors import Failure, NotFound, SecretFound, UsageError
+from gitstate.errors import Failure, NotFound, UsageError
 from gitstate.memory.document import files, importing
 from gitstate.memory.storage.brain import Brain
 from gitstate.memory.usecases import brain as brain_uc
@@ -228,14 +228,7 @@ def _check(source: Source, brain_text: str | None, allow_secret: bool) -> None:
         return
     hits = secrets.scan_changed(source.text, brain_text)
     if hits:
-        first = hits[0]
-        more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
-        raise SecretFound(
-            f"refusing to import {importing.shown(source.source)}: line {first.line} looks like a {first.kind}: "
-            f"{first.excerpt}{more}",
-            hits,
-            hint="remove it, or pass --allow-secret if it is not a secret",
-        )
+        raise brain_uc.secret_refusal(f"import {importing.shown(source.source)}", hits)
 
 
 def plan(
