@@ -11,7 +11,8 @@ uses; the ratios of the minimums and of the CPU times are printed beside it.
     python bench/bench.py --only hooks # only these rows (repeatable): save hooks log githooks size sync
 
 Every subprocess row runs the project as users install it: a wheel of this checkout in a fresh
-venv (bench/install.py), its console script for commands and `python -I -m gitstate` for hooks.
+venv (bench/install.py), its console script for commands, and for hooks the lines `install`
+writes: `python -I …/gitstate/__main__.py` for agent hooks, `python -I -m gitstate` for git hooks.
 Standard library plus the project's own dependencies. Every fixture lives in one temporary
 directory removed at the end; every subprocess runs with a sealed git environment.
 """
@@ -475,7 +476,8 @@ def check_hook(env: dict[str, str], repo: Path, argv: list[str], feed: Path) -> 
 
 def rows_hooks(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     """The agent hooks run on every agent turn (pre-compact before every Gemini model call), as
-    the settings `install` writes call them: the venv's `python -I -m gitstate hook …`."""
+    the settings `install` writes call them: the venv's `python -I …/gitstate/__main__.py hook …`
+    (bench/install.py:agent_hook_argv)."""
     repo = prepare_save_repo(inst, env, root / "hooks")
     view = repo / "STATE.md"
     payloads = hook_payloads(root, repo)
@@ -484,8 +486,13 @@ def rows_hooks(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> li
     def floor() -> Sample:
         return timed_run(floor_argv, repo, env)
 
+    hook_argv = inst.agent_hook_argv()
+    spelled = "python -I " + (
+        "-m gitstate" if hook_argv[2:] == ["-m", "gitstate"] else "…/__main__.py"
+    )
+
     def argv(event: str, agent: str) -> list[str]:
-        return [*inst.hook_argv, "hook", event, "--agent", agent]
+        return [*hook_argv, "hook", event, "--agent", agent]
 
     goal = SECTIONS["goal"][0][:40]
     for event, agent, want in (
@@ -514,7 +521,7 @@ def rows_hooks(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> li
         rows.append(
             timed_row(
                 f"`hook {event}` ({label}, subprocess)",
-                (f"`python -I -m gitstate hook {event} --agent {agent}`", subject),
+                (f"`{spelled} hook {event} --agent {agent}`", subject),
                 ("`python -I -c 'import json'`", base),
                 target=target,
             )
@@ -570,7 +577,7 @@ def rows_hooks(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> li
         timed_row(
             "`hook inject` through the console script instead",
             ("`git-agy-state hook inject --agent agy`", script),
-            ("`python -I -m gitstate hook inject --agent agy`", module),
+            (f"`{spelled} hook inject --agent agy`", module),
             info=True,
         )
     )

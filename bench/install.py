@@ -9,7 +9,8 @@ wheel (pip resolves pygit2 and click from its configured index and cache). Stand
     tool = build(root)            # once per bench run, into its temporary directory
                                   # (build(root, source) for another checkout: --source)
     tool.cli                      # [<venv>/bin/git-agy-state]: what `git agy-state …` runs
-    tool.hook_argv                # [<venv>/bin/python, -I, -m, gitstate]: what hooks run
+    tool.hook_argv                # [<venv>/bin/python, -I, -m, gitstate]: what git hooks run
+    tool.agent_hook_argv()        # what agent hooks run: [<venv>/bin/python, -I, …/__main__.py]
     tool.python                   # <venv>/bin/python, for baselines in the same venv
     tool.environ(env)             # a sealed env for its subprocesses (no bytecode prefix)
 """
@@ -17,6 +18,7 @@ wheel (pip resolves pygit2 and click from its configured index and cache). Stand
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -57,9 +59,25 @@ class Install:
 
     @property
     def hook_argv(self) -> list[str]:
-        """What `install` writes into agent settings and git hooks (gitstate/storage/launcher.py):
-        the venv's interpreter in isolated mode, the package as a module."""
+        """What `install --git` writes into the git hooks (gitstate/storage/githooks.py): the
+        venv's interpreter in isolated mode, the package as a module."""
         return [str(self.python), "-I", "-m", "gitstate"]
+
+    def agent_hook_argv(self) -> list[str]:
+        """What `install --agent` writes into the agents' settings, asked of the install itself
+        (gitstate/storage/launcher.py:hook_argv: the package's __main__.py as the script, no
+        runpy); an older checkout (`--source`) without that function wrote `hook_argv`."""
+        ask = (
+            "import json\n"
+            "try:\n    from gitstate.storage.launcher import hook_argv\n"
+            "except ImportError:\n    print('null')\n"
+            "else:\n    print(json.dumps(hook_argv()))"
+        )
+        proc = subprocess.run(
+            [str(self.python), "-I", "-c", ask], capture_output=True, text=True, check=True
+        )
+        found = json.loads(proc.stdout)
+        return list(found) if found else self.hook_argv
 
     def environ(self, env: dict[str, str]) -> dict[str, str]:
         """`env` for this install's processes: its bin first on PATH (hooks that call

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -102,6 +103,32 @@ def set_state(cli: Any, *, started: bool) -> None:
     args = ["patch", "--set", "goal=ship it", "--todo", "write the test"]
     result = cli(*args, *(["--start", "1"] if started else []))
     assert result.exit_code == 0, result.output
+
+
+def test_the_installed_hook_command_starts_without_runpy(repo: Repo, cli: Any) -> None:
+    """`install` writes `<python> -I <package>/__main__.py hook …` (storage/launcher.py:hook_argv),
+    not `-m gitstate`, whose runpy start costs about a tenth of the hook floor on every turn."""
+    set_state(cli, started=True)
+    assert cli("install", "--agent", "claude").exit_code == 0
+    settings = json.loads((repo.path / ".claude" / "settings.local.json").read_text())
+    command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    words = shlex.split(command)
+    assert words[1:3] == ["-I", str(Path(gitstate.__file__).parent / "__main__.py")], words
+    assert words[3:] == ["hook", "inject", "--agent", "claude"], words
+    payload = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(repo.path)}
+    proc = subprocess.run(
+        [words[0], "-X", "importtime", *words[1:]],
+        cwd=repo.path,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "write the test" in proc.stdout
+    modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    assert "gitstate.hooks.agent" in modules and "runpy" not in modules
 
 
 class TestModulesLoaded:

@@ -20,9 +20,11 @@ DESCRIPTION = (
 SKILL_PATH = f"skills/{NAME}/SKILL.md"
 
 # A hook command is ours when it runs our hook runtime, however the executable is spelled
-# (on PATH, an absolute path, quoted, `git agy-state`, or `python -m gitstate`).
+# (on PATH, an absolute path, quoted, `git agy-state`, `python -m gitstate`, or the package's
+# __main__.py as the script, which install writes: storage/launcher.py:hook_argv).
 OURS = re.compile(
-    r"(?:git[- ]agy-state|-m\s+gitstate)[\"']?\s+hook\s+(?:inject|stop-guard|pre-compact)\b"
+    r"(?:git[- ]agy-state|-m\s+gitstate|[/\\]gitstate[/\\]__main__\.py)[\"']?"
+    r"\s+hook\s+(?:inject|stop-guard|pre-compact)\b"
 )
 
 

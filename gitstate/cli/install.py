@@ -30,7 +30,7 @@ def hook_command() -> str:
     from gitstate.storage import launcher
 
     launcher.check(what="agent hooks")
-    return launcher.command()
+    return launcher.hook_command()
 
 
 def mcp_argv() -> list[str]:

@@ -25,7 +25,36 @@ def argv(module: str = "gitstate") -> list[str]:
 
 def command(module: str = "gitstate") -> str:
     """`argv` as one shell word list, for settings files and hook scripts."""
-    return " ".join(shlex.quote(word) for word in argv(module))
+    return words(argv(module))
+
+
+def main_script() -> str:
+    """This installation's gitstate/__main__.py, by absolute path."""
+    import gitstate
+
+    return os.path.join(os.path.dirname(os.path.abspath(gitstate.__file__)), "__main__.py")
+
+
+def hook_argv() -> list[str]:
+    """How the agent hooks run us: this interpreter, isolated, with the package's __main__.py
+    as the script (docs/hooks.md, "Start-up cost").
+
+    The same code as `argv()`, started without runpy: `-m` imports runpy, importlib.util and
+    contextlib before the first line of ours, about a tenth of what an isolated interpreter that
+    parses its JSON payload costs, on every agent turn. `-I` keeps the script's folder off
+    sys.path as it keeps the current directory off it for `-m` (Python 3.10's -I already did),
+    so `gitstate` is found in site-packages alone either way.
+    """
+    return [sys.executable, ISOLATED, main_script()]
+
+
+def hook_command() -> str:
+    """`hook_argv` as one shell word list, for the agents' settings files."""
+    return words(hook_argv())
+
+
+def words(argv: list[str]) -> str:
+    return " ".join(shlex.quote(word) for word in argv)
 
 
 def check(python: str = sys.executable, what: str = "hooks") -> None:
@@ -56,6 +85,8 @@ def check(python: str = sys.executable, what: str = "hooks") -> None:
         found, why = "", [str(exc)]
     if found and os.path.realpath(found) != want:
         why = [f"it finds another copy, {found}"]
+    if not why and not os.path.isfile(main_script()):
+        why = [f"{main_script()} is not a file"]  # a zipped install: hooks need the file
     if why or not found:
         raise Failure(
             f"{python} {ISOLATED} cannot import gitstate ({why[0] if why else 'no reason given'}); "
