@@ -9,8 +9,6 @@ The formats, the false-alarm policy and the block rule: docs/secrets.md.
 
 from __future__ import annotations
 
-import re
-from collections import namedtuple
 from itertools import accumulate
 
 from gitstate.secret_formats import (
@@ -34,8 +32,38 @@ if TYPE_CHECKING:
         kind: str  # short human name, e.g. "GitHub token", "password in URL"
         excerpt: str  # the line with every secret value redacted, trimmed to ~80 chars
 
+    import re
+
 else:
-    _HitFields = namedtuple("_HitFields", "line kind excerpt")
+
+    class _HitFields(tuple):
+        """What collections.namedtuple("_HitFields", "line kind excerpt") gives, in the parts
+        callers use (fields by name, _replace, _asdict, repr, pickling), written out: importing
+        collections (with operator, keyword and reprlib) costs an agent hook that injects about
+        a tenth of its start (tests/test_secrets.py compares the two)."""
+
+        __slots__ = ()
+        _fields = ("line", "kind", "excerpt")
+
+        def __new__(cls, line, kind, excerpt):  # typed as the NamedTuple above
+            return tuple.__new__(cls, (line, kind, excerpt))
+
+        line = property(lambda self: self[0], doc="1-based line number in the scanned text")
+        kind = property(lambda self: self[1], doc='short human name, e.g. "GitHub token"')
+        excerpt = property(lambda self: self[2], doc="the line, every secret value redacted")
+
+        def _asdict(self):
+            return dict(zip(self._fields, self, strict=True))
+
+        def _replace(self, **changes):
+            return type(self)(**{**self._asdict(), **changes})
+
+        def __repr__(self) -> str:
+            fields = ", ".join(f"{name}={value!r}" for name, value in self._asdict().items())
+            return f"{type(self).__name__}({fields})"
+
+        def __getnewargs__(self):
+            return tuple(self)
 
 
 class SecretHit(_HitFields):
@@ -344,6 +372,8 @@ def _rx(source: str) -> re.Pattern[str]:
     """
     pattern = _compiled.get(source)
     if pattern is None:
+        import re  # here: `re` (with enum and functools) is most of a clean inject's imports
+
         pattern = _compiled[source] = re.compile(source)
     return pattern
 

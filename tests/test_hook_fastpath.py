@@ -40,6 +40,12 @@ NEVER = {
     "click",
     "pygit2",
     "typing",
+    # json's Python layer and what it pulls in: the hooks speak JSON through _json
+    # (hooks/json_wire.py), and the credential scan compiles patterns only for a candidate line
+    "json",
+    "re",
+    "enum",
+    "collections",
     "pathlib",
     "urllib",
     "ipaddress",

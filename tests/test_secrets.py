@@ -579,3 +579,27 @@ def test_scan_changed_numbers_lines_in_the_new_text() -> None:
         (3, "GitLab token"),
         (5, "GitHub token"),
     ]
+
+
+def test_a_hit_behaves_as_the_namedtuple_it_stands_for() -> None:
+    """SecretHit is written out instead of made by collections.namedtuple (the hook path does
+    not import collections): the parts callers use must match a namedtuple's."""
+    import collections
+    import copy
+    import pickle
+
+    model = collections.namedtuple("SecretHit", "line kind excerpt")
+    hit, twin = (
+        SecretHit(3, "GitHub token", "x = [REDACTED]"),
+        model(3, "GitHub token", "x = [REDACTED]"),
+    )
+    assert hit == twin and tuple(hit) == tuple(twin) and hash(hit) == hash(twin)
+    assert (hit.line, hit.kind, hit.excerpt) == (twin.line, twin.kind, twin.excerpt)
+    assert repr(hit) == repr(twin) and hit._asdict() == twin._asdict()
+    assert hit._replace(line=7) == twin._replace(line=7) and type(hit._replace(line=7)) is SecretHit
+    assert SecretHit(line=1, kind="k", excerpt="e") == (1, "k", "e")
+    assert pickle.loads(pickle.dumps(hit)) == hit and copy.deepcopy(hit) == hit
+    with pytest.raises(AttributeError):
+        hit.line = 4  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        SecretHit(1, "k")  # type: ignore[call-arg]

@@ -12,12 +12,12 @@ inject says is framed as data (hooks/frame.py; docs/hooks.md, "What is injected"
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 import gitstate
 from gitstate import agents
+from gitstate.hooks import json_wire
 from gitstate.storage import view
 from gitstate.storage.hooklayout import brain_dir, discover, owner_refusal
 
@@ -89,7 +89,7 @@ class Hook:
     # ---- the agents' shapes (gitstate/agents/) --------------------------------------------
 
     def emit(self, value: object) -> None:
-        self.out.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.out.write(json_wire.dumps(value) + "\n")
         self.out.flush()
         self.answered = True
 
@@ -143,7 +143,7 @@ def read_payload(stream: TextIO | None) -> dict[str, Any] | None:
     if not raw.strip():
         return None
     try:
-        data = json.loads(raw)
+        data = json_wire.loads(raw)
     except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
         return {}
     return data if isinstance(data, dict) else {}
