@@ -13,11 +13,12 @@ next to each other are not always a word (限流 in 权限|流程): `word_filter
 from __future__ import annotations
 
 import re
-import unicodedata
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from gitstate.memory.document.wordbreak import Words
 
 CHUNK_SIZE = 1600  # characters (about 400 tokens)
 CHUNK_OVERLAP = 320
@@ -40,7 +41,6 @@ _CJK_ASTRAL = "\U00020000-\U0003134f"  # ideograph extensions B-H
 # (docs/memory.md, "Search").
 _CJK_CLASS = f"([{_CJK}{_CJK_ASTRAL}])"
 _WIDE_CLASS = "[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\x1f\U0010ffff]"
-_WORD_RE = re.compile(r"[^\W_]", re.UNICODE)
 SHORT = 256  # characters: below this the loops beat compiling the classes
 # The CJK class as (first, last) code points, read off the class text (three characters a range).
 _SPANS = _CJK + _CJK_ASTRAL
@@ -70,10 +70,18 @@ _WIDE = {
 _WIDE[ord(SEPARATOR)] = ord(" ")
 
 
+def composed(text: str) -> str:
+    """The text in NFC (what normalize() does besides its one-for-one character mapping)."""
+    if text.isascii():  # ASCII is NFC: an English query loads no unicodedata
+        return text
+    import unicodedata
+
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
 def normalize(text: str) -> str:
     """Full-width letters and digits as ASCII, composed (NFC) accents, no separator inside."""
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
+    text = composed(text)
     if len(text) < SHORT:
         return text.translate(_WIDE)
     return text.translate(_WIDE) if _pattern(_WIDE_CLASS).search(text) else text
@@ -104,28 +112,40 @@ def fts_query(query: str) -> str:
     for word in query.split():
         prefix = word.endswith("*")
         word = word.rstrip("*")
-        if not _WORD_RE.search(normalize(word)):
+        # A letter or digit: what `[^\W_]` matches, without compiling it at every start.
+        if not any(char.isalnum() for char in normalize(word)):
             continue
         phrase = '"' + segment(word).replace('"', '""') + '"'
         phrases.append(phrase + (" *" if prefix else ""))
     return " ".join(phrases)
 
 
-def word_filter(query: str) -> Callable[[str], bool] | None:
+def word_filter(
+    query: str, lexicon: Callable[[], Words] | None = None
+) -> Callable[[str], bool] | None:
     """What keeps a matching chunk: every run of ideographs in the query's words found there
-    as a word, not across two (document/wordbreak.py); None when the query has no ideograph
-    (a prefix word is left as typed)."""
+    as a word, not across two (document/wordbreak.py, with the word list `lexicon()` gives, by
+    default the imported one); None when the query has no ideograph (a prefix word is left as
+    typed)."""
     if not any(char >= "\u3400" for char in query):
         return None  # no ideograph: nothing to check
     words = [normalize(word) for word in query.split() if not word.endswith("*")]
+    judged: list[list[str]] = []  # the query's runs of ideographs, found at the first hit
 
     def keep(content: str) -> bool:
         # Imported at the first hit: a search that finds nothing never loads the word list.
         from gitstate.memory.document import wordbreak
 
-        text = normalize(content)
-        runs = [run for word in words for run in wordbreak.runs(word)]
-        return all(wordbreak.found_as_word(text, run) for run in runs)
+        if not judged:
+            judged.append([run for word in words for run in wordbreak.runs(word)])
+        if not judged[0]:
+            return True
+        # Only runs of ideographs are judged, and normalize()'s character mapping (full-width
+        # letters and digits, the separator) never yields or moves one: NFC alone gives the same
+        # answers, without the full-width class a long text would compile.
+        text = composed(content)
+        listed = lexicon() if lexicon is not None else None
+        return all(wordbreak.found_as_word(text, run, listed) for run in judged[0])
 
     return keep
 
