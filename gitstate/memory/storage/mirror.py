@@ -1,18 +1,19 @@
 """The brain's tip without pygit2: refs/agy/memory read as a file, the tip's files read from the
 plain-text cache when the cache mirrors that commit, each checked against its blob id.
 
-Standard library only, str paths (no pathlib): `memory search` with a current index, and `memory index` on a brain whose
-cache is at the tip, never import pygit2 (docs/memory.md, "Search"). Every answer here is
-certain or None: a ref this module cannot read (a symbolic or reftable ref, a packed-refs file
-over 1 MiB), a cache at another commit or a cached file whose bytes are not the blob the
-manifest names all send the caller to the brain through pygit2, as before.
+Standard library only, str paths (no pathlib): `memory search` with a current index, and
+`memory index` on a brain whose cache is at the tip, never import pygit2 (docs/memory.md,
+"Search"). A current index needs only the ref (storage/rawobjects.py reads it), so the cache's
+modules are imported only when the index is behind. Every answer here is certain or None: a ref
+this module cannot read (a symbolic or reftable ref), a cache at another commit or a cached file
+whose bytes are not the blob the manifest names all send the caller to the brain through
+pygit2, as before.
 """
 
 from __future__ import annotations
 
-from gitstate.memory.document.files import is_memory_path
-from gitstate.memory.storage import cache as memory_cache
 from gitstate.memory.storage.layout import MEMORY_REF, BrainLayout
+from gitstate.storage.rawobjects import is_oid, read_ref
 
 
 class Stale(Exception):
@@ -21,13 +22,14 @@ class Stale(Exception):
 
 def ref_tip(layout: BrainLayout) -> str | None:
     """The commit refs/agy/memory names, read without git; None when there is none or it
-    cannot be read this way."""
+    cannot be read this way (a symbolic ref, a file that is not text)."""
     if not layout.exists():
         return None
-    from gitstate.storage import view
-    from gitstate.storage.hooklayout import HookLayout  # str paths: no pathlib on this path
-
-    return view.ref_tip(HookLayout.from_dirs(layout.root, None), MEMORY_REF)
+    try:
+        value = read_ref(layout.root, MEMORY_REF)  # the brain is bare: its git dir is the root
+    except (OSError, UnicodeDecodeError):
+        return None
+    return value if value is not None and is_oid(value) else None
 
 
 class CachedTip:
@@ -40,6 +42,8 @@ class CachedTip:
         self._paths = {blob: path for path, blob in listing.items()}
 
     def load(self, blob: str) -> bytes:
+        from gitstate.memory.storage import cache as memory_cache
+
         path = self._paths.get(blob)
         data = None if path is None else memory_cache.read_bytes(self.cache_dir, path)
         if data is None or blob_id(data, len(blob)) != blob:
@@ -49,6 +53,10 @@ class CachedTip:
 
 def cached_tip(layout: BrainLayout, tip: str) -> CachedTip | None:
     """The cache's files when the cache mirrors `tip`, else None."""
+    # Imported here: a current index (the usual search) reads neither the cache nor its paths.
+    from gitstate.memory.document.files import is_memory_path
+    from gitstate.memory.storage import cache as memory_cache
+
     if memory_cache.tip(layout.cache_root) != tip:
         return None
     listing = {

@@ -12,13 +12,9 @@ which also brings the cache to the tip.
 
 from __future__ import annotations
 
-import sqlite3
-
-from gitstate.errors import Failure, UsageError
-from gitstate.memory.document.files import is_memory_path
 from gitstate.memory.document.search_text import fts_query, word_filter
 from gitstate.memory.storage import mirror
-from gitstate.memory.storage.fts import CaughtUp, Hit, Index
+from gitstate.memory.storage.fts import CaughtUp, Hit, Index, sqlite3
 from gitstate.memory.storage.layout import BrainLayout
 
 TYPE_CHECKING = False
@@ -26,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeVar
 
+    from gitstate.memory.document.wordbreak import Words
     from gitstate.memory.storage.brain import Brain  # pygit2: only when the brain is opened
 
     T = TypeVar("T")
@@ -116,6 +113,7 @@ def _plain_source(layout: BrainLayout) -> Source | None:
 
 
 def _brain_source() -> Source:
+    from gitstate.memory.document.files import is_memory_path
     from gitstate.memory.usecases.brain import open_brain
 
     brain, _ = open_brain()
@@ -148,6 +146,8 @@ def _with_index(layout: BrainLayout, work: Callable[[Index, bool], T]) -> T:
             try:
                 return work(index, attempt == 1)
             except sqlite3.DatabaseError as exc:
+                from gitstate.errors import Failure  # only when it fails
+
                 if attempt or not _corrupt(exc):
                     raise Failure(
                         f"the search index {index.path} failed: {exc}",
@@ -168,24 +168,37 @@ def catch_up(source: Source, index: Index) -> CaughtUp:
     return index.catch_up(source.tip, source.listing, source.load)
 
 
+def _word_list() -> Words:
+    """The word list mapped from its module's source (called at the first hit it judges)."""
+    from gitstate.memory.storage import word_list
+
+    return word_list.words()
+
+
+def _refused(message: str, hint: str | None = None) -> Exception:
+    from gitstate.errors import UsageError  # only for a query refused: a search loads no more
+
+    return UsageError(message, hint=hint)
+
+
 def search(query: str, limit: int = DEFAULT_LIMIT) -> list[Hit]:
     """The chunks that hold every word of QUERY, best first."""
     if len(query) > MAX_QUERY_CHARS:
-        raise UsageError(
+        raise _refused(
             f"QUERY is {len(query)} characters, over the limit of {MAX_QUERY_CHARS}",
             hint=QUERY_HINT,
         )
     words = len(query.split())
     if words > MAX_QUERY_WORDS:
-        raise UsageError(
+        raise _refused(
             f"QUERY has {words} words, over the limit of {MAX_QUERY_WORDS}", hint=QUERY_HINT
         )
     match = fts_query(query)
     if not match:
-        raise UsageError("QUERY has no word to search for")
+        raise _refused("QUERY has no word to search for")
     if limit < 1:
-        raise UsageError("--limit must be at least 1")
-    keep = word_filter(query)
+        raise _refused("--limit must be at least 1")
+    keep = word_filter(query, _word_list)
 
     def work(index: Index, source: Source, _retry: bool) -> list[Hit]:
         catch_up(source, index)
