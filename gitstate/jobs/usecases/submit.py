@@ -1,7 +1,7 @@
 """Submitting work: `run` creates a job, `feedback` sends a finished one back for another round.
 
-Both write the job's files, queue it under the queue lock and spawn its supervisor detached (a
-new session), handing it the job's supervisor lock as an inherited fd: from the moment the job
+Both write the job's files, queue it under the queue lock and start its supervisor detached (a
+new session; a fork of this process where that is safe, launch.py), handing it the job's supervisor lock as an inherited fd: from the moment the job
 is queued some live process holds that lock, so no reader ever mistakes a job that is starting
 for an orphan. Both return at once; they never fail because the queue is full.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,13 +24,11 @@ from gitstate.jobs.document.config import JobConfig
 from gitstate.jobs.storage import files as jobfiles
 from gitstate.jobs.storage import records
 from gitstate.jobs.storage.files import JobFiles
-from gitstate.jobs.usecases import lifecycle, queue
+from gitstate.jobs.usecases import launch, lifecycle, queue
 from gitstate.jobs.usecases.lifecycle import Meta
-from gitstate.storage import abbrev, launcher, view
+from gitstate.storage import abbrev, view
 from gitstate.storage.layout import Layout
 from gitstate.storage.snapshots import Store
-
-SUPERVISOR_MODULE = "gitstate.jobs.usecases.supervise"
 
 # Writes a job worktree's first snapshot: (worktree, the patch, the snapshot's message). It is
 # the state core's patch, handed in by the edge that submits: the jobs slice calls none of the
@@ -252,7 +249,7 @@ def _enqueue(
             place = queue.position(standing, config.max_concurrent)
         for orphan in orphans:
             lifecycle.finish_orphan(layout, orphan)
-        pid = _spawn(layout, job, current["round"], fd, Path(current["project"]))
+        pid = launch.start(layout, job, current["round"], fd, str(current["project"]))
     except BaseException:
         if fresh:
             _roll_back(records.main_store(layout), job, meta.get("branch") is None)
@@ -268,33 +265,6 @@ def _enqueue(
 
     lifecycle.update(layout, job.id, record_pid)
     return Submitted(current, place, job.events, warnings)
-
-
-def _spawn(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: Path) -> int:
-    # Isolated (-I): the supervisor starts inside the work tree, whose `gitstate/` folder -m
-    # would otherwise import in place of the tool (docs/security.md).
-    argv = [
-        *launcher.argv(SUPERVISOR_MODULE),
-        "--repo",
-        str(layout.commondir),
-        "--job",
-        job.id,
-        "--round",
-        str(round_no),
-        "--lock-fd",
-        str(fd),
-    ]
-    with open(job.stderr, "ab") as stderr:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            cwd=str(cwd),
-            start_new_session=True,  # its own session and process group: detached from ours
-            pass_fds=(fd,),
-        )
-    return proc.pid
 
 
 def _dirty_warning(layout: Layout, short: str) -> tuple[str, ...]:

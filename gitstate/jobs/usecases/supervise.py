@@ -335,7 +335,7 @@ class _Args(NamedTuple):
 
 
 def _parse(argv: list[str]) -> _Args:
-    """submit._spawn's fixed command line (`--repo D --job ID --round N --lock-fd FD`), read
+    """launch.start's fixed command line (`--repo D --job ID --round N --lock-fd FD`), read
     without argparse: its import is a cost every job's start would pay."""
     given = dict(zip(argv[::2], argv[1::2], strict=False))
     try:
