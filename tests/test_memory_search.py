@@ -168,3 +168,18 @@ def test_search_use_case_directly(cli: Any) -> None:
     ok(cli("memory", "add", "--layer", "knowledge", "東京的拉麵很好吃"))
     (hit,) = memory_search.search("拉麵")
     assert hit.path == "MEMORY.md" and hit.chunk == 0 and "«拉麵»" in hit.snippet
+
+
+def test_a_query_word_counts_when_it_has_a_letter_or_digit_of_any_script() -> None:
+    """fts_query keeps a word when it holds what `[^\\W_]` matches (str.isalnum, without
+    compiling that class at every start): every 7th code point, as a word of its own."""
+    import re
+
+    from gitstate.memory.document.search_text import fts_query, normalize
+
+    word = re.compile(r"[^\W_]")
+    for code in range(0, 0x110000, 7):
+        if 0xD800 <= code <= 0xDFFF or chr(code).isspace() or chr(code) == "*":
+            continue
+        char = chr(code)
+        assert bool(fts_query(char)) == bool(word.search(normalize(char))), hex(code)

@@ -5,16 +5,22 @@ index (or a cache at the tip) loads neither pygit2 nor click (memory/storage/mir
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from memory_support import ok, tip
 
 import gitstate
-from gitstate.memory.search_cli import parse, parse_index
+from gitstate.document.controls import escape_json
+from gitstate.memory.search_cli import parse, parse_index, render
+from gitstate.memory.storage.fts import Hit
 from gitstate.memory.storage.layout import BrainLayout
 
 SENTENCES = ["我們重構了連線池的重試機制，改用指數退避", "The connection pool retries with backoff"]
@@ -200,6 +206,48 @@ class TestWithoutPygit2:
         never = {"pathlib", "pygit2", "click", "typing", "urllib", "contextlib", "subprocess"}
         assert not {m for m in modules if m.split(".")[0] in never}
 
+    def test_a_current_index_search_loads_only_what_it_uses(self) -> None:
+        # A Chinese word with a hit: the hit is judged with the word list, mapped from its
+        # module's source, not imported; the JSON is written without json; no error, no
+        # cache, no view, no private-file helper (the index is already private).
+        proc = bare_console("memory", "search", "--json", "連線")
+        assert [hit["path"] for hit in json.loads(proc.stdout)] == ["MEMORY.md"]
+        modules = loaded(proc)
+        assert {
+            "gitstate.memory.document.wordbreak",
+            "gitstate.memory.storage.word_list",
+        } <= modules
+        unwanted = {
+            "json",
+            "datetime",
+            "sqlite3",  # _sqlite3 alone
+            "hashlib",
+            "gitstate.errors",
+            "gitstate.document",
+            "gitstate.storage.view",
+            "gitstate.storage.private",
+            "gitstate.memory.storage.cache",
+            "gitstate.memory.document.files",
+            "gitstate.memory.document.cjk_words",
+        }
+        assert not {m for m in modules for u in unwanted if m == u or m.startswith(u + ".")}
+
+    def test_an_english_search_loads_no_word_list_and_no_unicode_tables(self) -> None:
+        proc = bare_console("memory", "search", "--json", "backoff")
+        assert [hit["path"] for hit in json.loads(proc.stdout)] == ["MEMORY.md"]
+        modules = loaded(proc)
+        assert "gitstate.memory.search_cli" in modules
+        assert not modules & {"unicodedata", "mmap", "gitstate.memory.document.wordbreak"}
+
+    def test_a_loose_index_and_its_folder_are_tightened_by_a_search(self) -> None:
+        index = BrainLayout().index_path
+        os.chmod(index.parent, 0o755)
+        os.chmod(index, 0o644)
+        proc = console("memory", "search", "--json", "連線")
+        assert [hit["path"] for hit in json.loads(proc.stdout)] == ["MEMORY.md"]
+        assert stat.S_IMODE(index.parent.stat().st_mode) == 0o700
+        assert stat.S_IMODE(index.stat().st_mode) == 0o600
+
     def test_a_behind_index_catches_up_from_the_cache_and_imports_neither_pygit2_nor_click(
         self, cli: Any
     ) -> None:
@@ -245,3 +293,16 @@ def test_no_brain_is_the_same_error(cli: Any, args: list[str]) -> None:
         expected.stderr,
     )
     assert not BrainLayout().exists()
+
+
+# Text as a hit can hold it: any character, controls and lone surrogates included.
+TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
+
+
+@given(st.lists(st.tuples(TEXT, TEXT, st.floats(allow_nan=True, allow_infinity=True)), max_size=4))
+def test_json_hits_are_what_json_dumps_writes(fields: list[tuple[str, str, float]]) -> None:
+    """render() writes --json hits without the json module: the same text, byte for byte, as
+    json.dumps with the controls it leaves raw escaped (controls.escape_json)."""
+    hits = [Hit(path, snippet, score, n) for n, (path, snippet, score) in enumerate(fields)]
+    dumped = json.dumps([hit.as_json() for hit in hits], ensure_ascii=False, indent=2)
+    assert render(hits, "q", as_json=True) == escape_json(dumped) + "\n"

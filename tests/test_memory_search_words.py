@@ -4,12 +4,14 @@ hit (document/wordbreak.py). The same corpus is the one docs/memory.md reports f
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from memory_support import as_json, ok
 
-from gitstate.memory.document import wordbreak
+from gitstate.memory.document import cjk_words, wordbreak
+from gitstate.memory.storage import word_list
 
 # Each sentence holds its words inside it, never set apart by spaces or punctuation.
 RECALL = {
@@ -92,3 +94,44 @@ class TestWhereWordsBreak:
     def test_runs_are_ideographs_two_or_more(self) -> None:
         assert wordbreak.runs("pygit2實作refs的讀寫") == ["實作", "的讀寫"]
         assert wordbreak.runs("的") == []
+
+
+class TestTheWordList:
+    """The list a search judges with is mapped from cjk_words.py's source (memory/storage/
+    word_list.py): the same bytes and lines as the module it would otherwise import."""
+
+    def test_the_mapped_source_is_the_module(self) -> None:
+        mapped = word_list.words()
+        assert mapped is not wordbreak.imported()
+        assert mapped.data[mapped.low : mapped.high] == cjk_words.WORDS.encode()
+        assert mapped.total == cjk_words.TOTAL_LOG2
+
+    def test_every_character_finds_its_line_and_no_other(self) -> None:
+        lines = dict(line.split("\t") for line in cjk_words.WORDS.strip("\n").split("\n"))
+        mapped, imported = word_list.words(), wordbreak.imported()
+        for first, line in lines.items():
+            assert mapped.line(first) == imported.line(first) == line
+        # Characters without a line: before the first, between lines, after the last, others.
+        first, last = min(lines), max(lines)
+        around = {chr(ord(first) - 1), chr(ord(last) + 1), "a", "\t", "\U0010ffff"}
+        between = {chr(code) for code in range(ord(first), ord(last), 97)}
+        for char in (around | between) - set(lines):
+            assert mapped.line(char) == imported.line(char) == ""
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            None,  # no such file (a zip or byte-code-only install)
+            "",  # empty
+            'WORDS = "abc"\n',  # not the generated layout
+            cjk_words.__doc__,  # the header without TOTAL_LOG2 and WORDS
+        ],
+    )
+    def test_anything_else_is_the_imported_list(self, tmp_path: Path, source: str | None) -> None:
+        path = tmp_path / "cjk_words.py"
+        if source is not None:
+            path.write_text(source, encoding="utf-8")
+        assert word_list.mapped(str(path)) is wordbreak.imported()
+
+    def test_a_directory_is_not_the_list(self, tmp_path: Path) -> None:
+        assert word_list.mapped(str(tmp_path)) is wordbreak.imported()

@@ -9,9 +9,9 @@ overlapping chunks, each remembering its file; CJK text is segmented (document/s
 from __future__ import annotations
 
 import os
+import stat
 
 from gitstate.memory.document import search_text
-from gitstate.storage import private
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,18 +84,8 @@ class Index:
     def connect(self) -> sqlite3.Connection:
         if self.db is None:
             folder = os.path.dirname(self.path)
-            if not os.path.isdir(folder):
-                from pathlib import Path
-
-                private.make_dir(Path(folder))
-            else:
-                private.tighten(folder, private.DIR_MODE)  # one an older version made
-            # SQLite gives its journal the database file's mode: a 0600 file keeps both
-            # private (docs/memory.md); an index an older version made is tightened here.
-            try:  # noqa: SIM105 (`memory search` loads no contextlib)
-                private.create_file(self.path)
-            except OSError:
-                pass  # read-only: SQLite opens it read-only
+            if not _is_private(folder, stat.S_ISDIR) or not _is_private(self.path, stat.S_ISREG):
+                _make_private(folder, self.path)
             db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
             try:
                 db.execute("PRAGMA synchronous=NORMAL")
@@ -227,6 +217,33 @@ class Index:
             if len(rows) < batch:
                 return hits
             offset += batch
+
+
+def _is_private(path: str, kind: Callable[[int], bool]) -> bool:
+    """`path` is there, of that kind, with no group or other bits: nothing to make or tighten
+    (the usual open, which so needs neither storage/private.py nor a write open)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return kind(mode) and not mode & 0o077
+
+
+def _make_private(folder: str, path: str) -> None:
+    from gitstate.storage import private
+
+    if not os.path.isdir(folder):
+        from pathlib import Path
+
+        private.make_dir(Path(folder))
+    else:
+        private.tighten(folder, private.DIR_MODE)  # one an older version made
+    # SQLite gives its journal the database file's mode: a 0600 file keeps both private
+    # (docs/memory.md); an index an older version made is tightened here.
+    try:  # noqa: SIM105 (`memory search` loads no contextlib)
+        private.create_file(path)
+    except OSError:
+        pass  # read-only: SQLite opens it read-only
 
 
 def _schema_row(db: sqlite3.Connection) -> str | None:
