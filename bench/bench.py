@@ -554,6 +554,18 @@ def rows_hooks(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> li
         ),
     )
 
+    # The dirty row's baseline is the clean hook, which now costs less than the floor; this row
+    # puts the saving hook on the floor's scale too.
+    progress(f"info: hook stop-guard on a dirty view vs the floor, {plan.reps} pairs")
+    saving_again, base = interleaved(floor, dirty, plan.reps)
+    rows.append(
+        timed_row(
+            "`hook stop-guard`, dirty view, against the floor (subprocess, edit untimed)",
+            ("dirty view, `hook stop-guard --agent agy`", saving_again),
+            ("`python -I -c 'import json'`", base),
+            info=True,
+        )
+    )
     progress(f"info: the floor vs python -I -c pass, {plan.reps} pairs")
     base_floor, bare = interleaved(
         lambda: timed_run([str(inst.python), "-I", "-c", "pass"], repo, env), floor, plan.reps
