@@ -12,8 +12,6 @@ only when likelier words straddle it (权限 and 流程 are far more common than
 
 from __future__ import annotations
 
-import re
-
 WINDOW = 12  # characters of context each side: enough for the words around an occurrence
 LONGEST = 4  # the list's longest words
 RARE = 1.585  # log2(3): jieba's count for a word it barely knows
@@ -22,7 +20,6 @@ NARROW = 2048  # bytes of the word list below which a lookup's binary search end
 # The ideographs (as search_text's CJK class, without kana and hangul), as ranges compared in
 # Python: a regex class with the astral range costs about 3 ms to compile, at every start.
 HAN_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
-_ENTRY = "([^A-Z]+)([A-Z])"  # a word's other characters, then its letter (re caches it)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,24 +34,34 @@ def is_han(char: str) -> bool:
 class Words:
     """cjk_words.py's list: TOTAL_LOG2 and WORDS as UTF-8 bytes, `data[low:high]` (bytes, or a
     map of the module's source file that holds the same bytes: memory/storage/word_list.py).
-    Each character's line is found by a binary search and parsed once."""
+    A character's line is found by a binary search, decoded once, and searched as it is."""
 
-    __slots__ = ("_entries", "data", "high", "low", "total")
+    __slots__ = ("_lines", "data", "high", "low", "total")
 
     def __init__(self, data: bytes | mmap, low: int, high: int, total: float) -> None:
         self.data = data
         self.low = low  # a newline: WORDS starts with one, every line ends with one
         self.high = high
         self.total = total
-        self._entries: dict[str, dict[str, int]] = {}  # first -> {other characters: log2 count}
+        self._lines: dict[str, str] = {}
 
-    def entries(self, first: str) -> dict[str, int]:
-        found = self._entries.get(first)
-        if found is None:
-            line = self.line(first)
-            found = {rest: ord(letter) - 65 for rest, letter in re.findall(_ENTRY, line)}
-            self._entries[first] = found
-        return found
+    def log2_count(self, first: str, rest: str) -> int | None:
+        """The word `first + rest`'s letter less A (floor(log2(count))), or None if unlisted.
+
+        `rest` (ideographs, never a letter A-Z) is a word of the line exactly where it sits
+        between two letters (or after the tab): a find in the line, with no dict of its
+        hundreds of words built (parsing the long lines of common characters cost a search
+        more than the rest of its judging)."""
+        line = self._lines.get(first)
+        if line is None:
+            line = self._lines[first] = self.line(first)
+        at = line.find(rest)
+        while at >= 0:
+            end = at + len(rest)
+            if (at == 0 or "A" <= line[at - 1] <= "Z") and "A" <= line[end : end + 1] <= "Z":
+                return ord(line[end]) - 65
+            at = line.find(rest, at + 1)
+        return None
 
     def line(self, first: str) -> str:
         """The line for the character `first`, past its tab; '' when no word starts with it.
@@ -115,10 +122,9 @@ def cuts(run: str, word: str, words: Words | None = None) -> list[int]:
     step = [1] * (size + 1)
     for i in range(size - 1, -1, -1):
         score, length = single + best[i + 1], 1
-        entries = words.entries(run[i])
         for n in range(2, min(longest, size - i) + 1):
             piece = run[i : i + n]
-            log2 = entries.get(piece[1:])
+            log2 = words.log2_count(run[i], piece[1:])
             value = None if log2 is None else log2 - total
             if piece == word and (value is None or value < single):
                 value = single
