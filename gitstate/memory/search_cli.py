@@ -171,12 +171,26 @@ def _json(value: object) -> str:
 
 
 def run(command: str, args: list[str]) -> int | None:
-    """Run `memory COMMAND ARGS` (search or index) and say its result; None when the arguments
-    are left to click."""
+    """Run `memory COMMAND ARGS` (search or index) and say its result: the exit code, with which
+    the console script's process ends at once (gitstate/entry.py, the only caller); None when
+    the arguments are left to click."""
     parsed = parse(args) if command == "search" else None
     flags = parse_index(args) if command == "index" else None
     if parsed is None and flags is None:
         return None
+    code = _answer(parsed, flags)
+    # Every object the process made goes to the collector's permanent generation: the
+    # interpreter's shutdown then skips its collections over all of them (modules, functions,
+    # the cycles between them), about 2.5 ms on the bench machine, more than a search on a
+    # current index. Nothing left needs collecting: the index is closed, the output flushed,
+    # and the memory goes back with the process.
+    import gc
+
+    gc.freeze()
+    return code
+
+
+def _answer(parsed: Arguments | None, flags: tuple[bool, bool] | None) -> int:
     as_json = parsed.as_json if parsed is not None else bool(flags and flags[1])
     try:
         from gitstate.memory.usecases import search as memory_search
