@@ -16,6 +16,8 @@ import`; one add or session at 10,000 blocks vs at an empty brain; the brain on 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import random
@@ -23,6 +25,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -97,12 +100,15 @@ class MemoryPlan:
 FULL = MemoryPlan(
     blocks=10_000, reps=31, index_reps=3, query_reps=400, writes=2_000, rebuild_reps=5
 )
-QUICK = MemoryPlan(blocks=2_000, reps=9, index_reps=2, query_reps=80, writes=300, rebuild_reps=2)
+QUICK = MemoryPlan(blocks=2_000, reps=9, index_reps=2, query_reps=80, writes=750, rebuild_reps=2)
 ADD_TARGET = 1.2  # a write at 10,000 blocks vs one at an empty brain
 SIZE_TARGET = 2.0  # bytes on disk vs after `git gc`
 REBUILD_TARGET = 1.0  # our rebuild's CPU vs Agent Brain's on the same files
 SEARCH_TARGET = 2.0  # `memory search` vs a bare start of the same interpreter
-GC_WAIT = 300  # seconds a background gc may take before the size row gives up
+GC_WAIT = 300  # seconds the last repack may take before the size row gives up
+SAMPLE_EVERY = 0.005  # seconds between two samples of the brain on disk
+CHECK_EVERY = 250  # writes between two packed references of the size row
+PEAK_FROM = 250  # the size row's peak counts from this write on (a smaller brain is mostly floor)
 
 
 def vocabulary(seed: int = 7) -> tuple[list[str], list[str]]:
@@ -356,15 +362,6 @@ def rows_add(inst: Install, env: dict[str, str], root: Path, plan: MemoryPlan) -
     return rows
 
 
-def wait_for_gc(brain: Path) -> None:
-    """A write may start `git gc --auto` in the background; sizes are read once it is done."""
-    deadline = time.monotonic() + GC_WAIT
-    while (brain / "gc.pid").exists():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"a background gc of {brain} still runs after {GC_WAIT} s")
-        time.sleep(0.1)
-
-
 def loose_count(brain: Path) -> int:
     objects = brain / "objects"
     return sum(
@@ -372,9 +369,24 @@ def loose_count(brain: Path) -> int:
     )
 
 
+def repack_done(brain: Path) -> bool:
+    """No repack of the tool's holds the brain's pack lock (storage/packing.py)."""
+    try:
+        fd = os.open(brain / "agy" / "pack.lock", os.O_RDONLY)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
 # The size row's writer: one process of the installed tool running `plan.writes` sessions
 # through its own use case (argv: count, blocks a day), so the objects and any packing are the
-# install's.
+# install's. It prints each write's number once it is done, for the sampler.
 SESSION_WRITER = """\
 import sys, time
 from gitstate.memory.usecases import write
@@ -387,33 +399,156 @@ for n in range(int(sys.argv[1])):
         workspace=f"/home/dev/src/project-{n % 12}",
         now=start + (n // int(sys.argv[2])) * 86400 + (n % int(sys.argv[2])) * 97,
     )
+    print(n + 1, flush=True)
 """
 
 
+@dataclass(frozen=True)
+class DiskSample:
+    writes: int  # writes done when the sample was taken
+    loose: int  # loose objects' disk blocks
+    packs: int  # bytes under objects/pack (a repack's new pack included)
+
+    @property
+    def total(self) -> int:
+        return self.loose + self.packs
+
+
+def sample_disk(brain: Path, writes: int) -> DiskSample:
+    usage = object_usage_racy(brain)
+    return DiskSample(writes, usage[0], usage[1])
+
+
+def object_usage_racy(brain: Path) -> tuple[int, int]:
+    """(loose objects' disk blocks, bytes under objects/pack) while a repack adds and deletes
+    files: one gone between the listing and its stat counts nothing (a sample may miss room a
+    repack is freeing; it never counts a file twice)."""
+    objects = brain / "objects"
+    packs = loose = 0
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(objects / "pack"):
+            with contextlib.suppress(FileNotFoundError):
+                packs += entry.stat().st_size
+    for sub in os.scandir(objects):
+        if len(sub.name) != 2:
+            continue
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            for entry in os.scandir(sub.path):
+                with contextlib.suppress(FileNotFoundError):
+                    loose += entry.stat().st_blocks * 512
+    return loose, packs
+
+
+def packed_size(env: dict[str, str], brain: Path, commit: str, out: Path) -> int:
+    """The brain at `commit` packed afresh: a pack (and its index) of the objects reachable from
+    it, every delta searched anew, as `git gc` makes of loose objects. (gc of a packed brain
+    reuses the deltas it finds, so it would hide a badly packed brain.)"""
+    proc = subprocess.run(
+        ["git", "pack-objects", "-q", "--revs", "--no-reuse-delta", str(out / "pack")],
+        cwd=brain,
+        env=env,
+        input=f"{commit}\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    name = proc.stdout.strip()
+    size = 0
+    for suffix in (".pack", ".idx"):
+        path = out / f"pack-{name}{suffix}"
+        size += path.stat().st_size
+        path.unlink()
+    return size
+
+
 def rows_size(inst: Install, env: dict[str, str], root: Path, plan: MemoryPlan) -> list[Row]:
-    """`plan.writes` sessions into a fresh brain, then its size on disk vs after `git gc`."""
+    """`plan.writes` sessions into a fresh brain, its objects on disk sampled every SAMPLE_EVERY
+    seconds (several times a write) while the writes and the last repack run, against the brain
+    packed afresh at that point (at every CHECK_EVERY writes, interpolated): the peak from write
+    PEAK_FROM on, and the end."""
     brain = root / "brain-growth.git"
     progress(f"row: {plan.writes:,} `memory session` writes in one process of the install")
     writer = [str(inst.python), "-I", "-c", SESSION_WRITER, str(plan.writes), str(BLOCKS_PER_DAY)]
-    made = timing([timed_run(writer, root, brain_env(env, brain))])
-    wait_for_gc(brain)
-    if commits(env, brain) < plan.writes:
-        raise SystemExit(f"the size row's writer made {commits(env, brain)} commits")
+    done = [0]
+    samples: list[DiskSample] = []
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        writer, cwd=root, env=brain_env(env, brain), stdout=subprocess.PIPE, text=True
+    )
+
+    def follow() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            done[0] = int(line)
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    deadline = None
+    while True:
+        running = proc.poll() is None
+        if brain.is_dir():
+            samples.append(sample_disk(brain, done[0]))
+        if not running:
+            reader.join()
+            if deadline is None:
+                elapsed = time.perf_counter() - started
+                deadline = time.monotonic() + GC_WAIT
+            if repack_done(brain) and brain.is_dir():
+                samples.append(sample_disk(brain, done[0]))
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"a repack of {brain} still runs after {GC_WAIT} s")
+        time.sleep(SAMPLE_EVERY)
+    if proc.returncode != 0 or commits(env, brain) < plan.writes:
+        raise SystemExit(f"the size row's writer failed ({proc.returncode})")
+    end = samples[-1]
+    packs = len([n for n in os.listdir(brain / "objects" / "pack") if n.endswith(".pack")])
     loose = loose_count(brain)
-    usage = object_usage(brain)
-    on_disk = usage.loose_disk + usage.packs
+
+    # The packed reference at checkpoints: commit k of the chain is write k - first + 1.
+    chain = git(env, brain, "rev-list", "--reverse", "--first-parent", "refs/agy/memory").split()
+    first = len(chain) - plan.writes  # commits before the first write (the brain's creation)
+    scratch = root / "brain-growth-packed"
+    scratch.mkdir()
+    points = sorted({*range(CHECK_EVERY, plan.writes, CHECK_EVERY), plan.writes})
+    reference = {k: packed_size(env, brain, chain[first + k - 1], scratch) for k in points}
+
+    def packed_at(writes: int) -> float:
+        below = max([k for k in points if k <= writes] or points[:1])
+        above = min(k for k in points if k >= writes)
+        if above == below:
+            return float(reference[below])
+        share = (writes - below) / (above - below)
+        return reference[below] + share * (reference[above] - reference[below])
+
+    judged = [s for s in samples if s.writes >= PEAK_FROM]
+    peak = max(judged, key=lambda s: s.total / packed_at(s.writes))
+    peak_ratio = peak.total / packed_at(peak.writes)
+    # gc reuses the deltas it finds in the packs: a brain badly packed stays so, which is why
+    # the reference is a fresh pack; gc's size is shown beside it.
     git(env, brain, "gc", "--quiet", "--prune=now")
-    packed = object_usage(brain)
+    after_gc = object_usage(brain).total
     return [
         Row(
-            f"brain on disk after {plan.writes:,} `memory session` writes "
-            f"({made.median / plan.writes * 1e3:.1f} ms each, in one process)",
-            f"on disk: {on_disk / 1e6:.2f} MB ({loose:,} loose objects, packs "
-            f"{usage.packs / 1e6:.2f} MB)",
-            f"after `git gc --prune=now`: {packed.total / 1e6:.2f} MB",
-            on_disk / packed.total,
+            f"brain on disk, peak over {plan.writes:,} `memory session` writes "
+            f"({elapsed / plan.writes * 1e3:.1f} ms each, in one process), sampled every "
+            f"{SAMPLE_EVERY * 1e3:.0f} ms ({len(samples):,} samples), from write {PEAK_FROM:,} on",
+            f"peak on disk: {peak.total / 1e6:.2f} MB at write {peak.writes:,} (loose "
+            f"{peak.loose / 1e6:.2f} MB, packs {peak.packs / 1e6:.2f} MB)",
+            f"packed afresh at that point (every {CHECK_EVERY:,} writes, interpolated): "
+            f"{packed_at(peak.writes) / 1e6:.2f} MB",
+            peak_ratio,
             target=SIZE_TARGET,
-        )
+        ),
+        Row(
+            f"brain on disk at the end of the {plan.writes:,} writes, once the last repack is over",
+            f"on disk: {end.total / 1e6:.2f} MB ({loose:,} loose objects, {packs} packs "
+            f"{end.packs / 1e6:.2f} MB)",
+            f"packed afresh: {reference[plan.writes] / 1e6:.2f} MB (`git gc --prune=now`, "
+            f"which reuses the packs' deltas: {after_gc / 1e6:.2f} MB)",
+            end.total / reference[plan.writes],
+            info=True,
+        ),
     ]
 
 
