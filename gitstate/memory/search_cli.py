@@ -109,8 +109,8 @@ def render_index(done: Indexed, as_json: bool) -> str:
     )
 
 
-# What json.dumps escapes in a string (with ensure_ascii=False: `"`, `\\` and C0), and what
-# controls.escape_json then writes as `\\u` escapes (DEL, C1, the bidi controls), in one table.
+# What json.dumps escapes in a string (with ensure_ascii=False: `"`, backslash and C0), and what
+# controls.escape_json then writes as \uXXXX (DEL, C1, the bidi controls), in one table.
 _JSON_SHORT = {
     '"': '\\"',
     "\\": "\\\\",
