@@ -191,7 +191,11 @@ class Runs:
         self.cpu["runtime"].append((cpu_now() - cpu) / jobs)
         bad = [r for r in watched.rows if r["state"] != "done"]
         if watched.timed_out or bad:
-            raise SystemExit(f"jobs did not finish: {bad[:2]}")
+            logs = [
+                (layout.commondir / "agy" / "jobs" / r["job_id"] / "stderr.log").read_text()[-2000:]
+                for r in bad[:2]
+            ]
+            raise SystemExit(f"jobs did not finish: {bad[:2]}; their stderr.log: {logs}")
         if slots == 1:
             metas = sorted((control.status(layout, i) for i in ids), key=lambda m: m["started_at"])
             for before, after in itertools.pairwise(metas):

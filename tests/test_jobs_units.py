@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,30 @@ class TestQuota:
         found = parse_quota("window\tused\tlimit\n5h\t3\t10\nweekly\t7\t100\n")
         assert found["source"] == "text"
         assert [(w["name"], w["used"]) for w in found["windows"]] == [("5h", "3"), ("weekly", "7")]
+
+
+class TestReads:
+    def test_a_file_replaced_while_it_is_read_is_read_again(self, tmp_path: Path) -> None:
+        """Writers rename a new meta.json into place at any moment; a reader caught between
+        its lstat and its open must see one of the two versions, never "no file" (a supervisor
+        that read its job as missing left it, and the job read as interrupted)."""
+        path = tmp_path / "meta.json"
+        jobfiles.write_json(path, {"n": 0})
+        stop = threading.Event()
+
+        def writer() -> None:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                jobfiles.write_json(path, {"n": n})
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        try:
+            seen = [jobfiles.read_json(path) for _ in range(3000)]
+            texts = [jobfiles.read_text(path) for _ in range(1000)]
+        finally:
+            stop.set()
+            thread.join()
+        assert None not in seen
+        assert "" not in texts

@@ -27,7 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from gitstate.errors import EXIT_FAILURE
 from gitstate.jobs.storage.files import JobFiles
@@ -41,8 +41,13 @@ _PACK_FILE = re.compile(r"/objects/pack/[^/]+\.(?:pack|idx|rev|bitmap)$")
 _forked: set[int] = set()  # children of this process not yet reaped
 
 
-def start(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: str) -> int:
-    """Start the supervisor of `job`'s round `round_no`, handing it the locked `fd`; its pid."""
+class Started(NamedTuple):
+    pid: int
+    forked: bool  # a fork, which records its own pid in meta.json first thing
+
+
+def start(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: str) -> Started:
+    """Start the supervisor of `job`'s round `round_no`, handing it the locked `fd`."""
     _reap()
     argv = ["--repo", str(layout.commondir), "--job", job.id, "--round", str(round_no)]
     argv += ["--lock-fd", str(fd)]
@@ -55,8 +60,8 @@ def start(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: str) -> in
             _child(job, fd, cwd, argv)  # never returns
         if pid > 0:
             _forked.add(pid)
-            return pid
-    return _spawn(job, fd, cwd, argv)
+            return Started(pid, forked=True)
+    return Started(_spawn(job, fd, cwd, argv), forked=False)
 
 
 def can_fork() -> bool:

@@ -249,7 +249,7 @@ def _enqueue(
             place = queue.position(standing, config.max_concurrent)
         for orphan in orphans:
             lifecycle.finish_orphan(layout, orphan)
-        pid = launch.start(layout, job, current["round"], fd, str(current["project"]))
+        started = launch.start(layout, job, current["round"], fd, str(current["project"]))
     except BaseException:
         if fresh:
             _roll_back(records.main_store(layout), job, meta.get("branch") is None)
@@ -260,10 +260,11 @@ def _enqueue(
     def record_pid(now: Meta) -> Meta | None:
         if now.get("round") != current["round"] or now.get("pid_supervisor") is not None:
             return None  # the supervisor recorded itself already
-        now["pid_supervisor"] = pid
+        now["pid_supervisor"] = started.pid
         return now
 
-    lifecycle.update(layout, job.id, record_pid)
+    if not started.forked:  # a fresh interpreter takes a while to record itself
+        lifecycle.update(layout, job.id, record_pid)
     return Submitted(current, place, job.events, warnings)
 
 
