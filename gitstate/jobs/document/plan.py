@@ -7,6 +7,7 @@ matter that does not parse is taken as part of the body, as sub-agy does.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, NamedTuple
 
@@ -169,6 +170,7 @@ def build_prompt(
     return prompt
 
 
+@functools.cache  # once per process: a server submits many jobs
 def schema_text() -> str:
     return json.dumps(RESULT_SCHEMA, indent=2) + "\n"
 

@@ -123,6 +123,14 @@ def new_job(layout: Layout, now: float | None = None) -> JobFiles:
         return job
 
 
+def read_metas(layout: Layout) -> list[Any]:
+    """Every job folder's parsed meta.json (None for one that is missing or unreadable), by
+    folder name. Each queue count reads them all, so the paths are joined as strings and the
+    read itself tells a missing file (no stat first)."""
+    root = probe.root_dir(layout)
+    return [read_json(os.path.join(root, name, "meta.json")) for name in probe.job_names(layout)]
+
+
 def list_ids(layout: Layout) -> list[str]:
     root = jobs_root(layout)
     return [n for n in probe.job_names(layout) if (root / n / "meta.json").exists()]
@@ -141,7 +149,7 @@ def write_json(path: Path, value: Any) -> None:
     write_bytes(path, (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode())
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path | str) -> Any:
     """The parsed file, or None when it is missing, not JSON, nested deeper than Python's stack,
     over READ_LIMIT or no regular file: read non-blocking and bounded, so a FIFO or device put
     in a job folder cannot hang a reader (storage/view.py:read_regular; docs/jobs.md)."""
@@ -154,7 +162,7 @@ def read_json(path: Path) -> Any:
         return None
 
 
-def _read_bytes(path: Path, limit: int) -> bytes | None:
+def _read_bytes(path: Path | str, limit: int) -> bytes | None:
     """read_regular's bytes, None for what it refuses. A file replaced while it was read (its
     writer renamed a new one into place between the reader's lstat and open) is read again:
     writers replace these files all the time, and taking the moment for a missing file made a

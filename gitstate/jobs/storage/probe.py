@@ -34,6 +34,11 @@ def root(layout: Layout) -> Path:
     return Path(_root(layout))
 
 
+def root_dir(layout: Layout) -> str:
+    """root() as a str, for the loops that read every job's files (no Path per job)."""
+    return _root(layout)
+
+
 def _root(layout: Layout) -> str:
     # os.path: the stop guard's layout is str (storage/hooklayout.py), and pathlib costs it ~5 ms.
     return os.path.join(layout.common_agy_dir, "jobs")

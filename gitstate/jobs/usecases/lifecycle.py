@@ -59,12 +59,7 @@ def read(layout: Layout, job_id: str) -> Meta:
 
 
 def read_all(layout: Layout) -> list[Meta]:
-    metas = []
-    for job_id in jobfiles.list_ids(layout):
-        meta = jobfiles.read_json(jobfiles.files(layout, job_id).meta)
-        if isinstance(meta, dict):
-            metas.append(meta)
-    return metas
+    return [meta for meta in jobfiles.read_metas(layout) if isinstance(meta, dict)]
 
 
 def write(layout: Layout, meta: Meta) -> None:
