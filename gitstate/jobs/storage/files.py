@@ -31,6 +31,7 @@ _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 META_VERSION = 1
 READ_LIMIT = 16 * 1024 * 1024  # a meta.json or result.json larger than this is not read
 QUEUE_LOCK_WAIT = 60.0
+LOCK_NAME = "supervisor.lock"
 REPLACED = "replaced while it was read"  # storage/view.py:read_regular's word for it
 REREADS = 5  # a file replaced that often in a row is read as missing
 
@@ -74,7 +75,7 @@ class JobFiles(NamedTuple):
 
     @property
     def lock(self) -> Path:
-        return self.dir / "supervisor.lock"
+        return self.dir / LOCK_NAME
 
 
 def jobs_root(layout: Layout) -> Path:
@@ -278,6 +279,12 @@ def take_supervisor_lock(job: JobFiles, wait: float = 30.0) -> int:
 def supervisor_alive(job: JobFiles) -> bool:
     """Whether some process holds the job's supervisor lock (probe.lock_held)."""
     return probe.lock_held(job.lock)
+
+
+def lock_held(layout: Layout, job_id: str) -> bool:
+    """supervisor_alive for a job named by its id, the path joined as a string (the queue's
+    counts probe every active job each time)."""
+    return probe.lock_held(os.path.join(probe.root_dir(layout), check_id(job_id), LOCK_NAME))
 
 
 def next_sequence(layout: Layout) -> int:

@@ -43,7 +43,7 @@ _forked: set[int] = set()  # children of this process not yet reaped
 
 class Started(NamedTuple):
     pid: int
-    forked: bool  # a fork, which records its own pid in meta.json first thing
+    forked: bool  # a fork: it records its own pid at its first look at the queue (ms away)
 
 
 def start(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: str) -> Started:

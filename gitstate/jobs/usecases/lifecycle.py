@@ -102,9 +102,9 @@ def reconcile_locked(layout: Layout, meta: Meta) -> tuple[Meta, Meta | None]:
     orphaned, the old meta whose agent must be ended (after the lock is released)."""
     if meta.get("state") not in ACTIVE:
         return meta, None
-    job = jobfiles.files(layout, meta["id"])
-    if jobfiles.supervisor_alive(job):
+    if jobfiles.lock_held(layout, meta["id"]):  # every count asks this of every active job
         return meta, None
+    job = jobfiles.files(layout, meta["id"])
     settled = dict(meta)
     now = utc_now()
     result = jobfiles.read_json(job.result)

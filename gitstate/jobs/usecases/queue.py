@@ -75,7 +75,9 @@ def wait_for_slot(
     on_wait: Callable[[Standing], None],
 ) -> Meta | None:
     """Claim a slot for the job (state running) and return its meta; None when the job left
-    the queue meanwhile (cancelled) or waited past queue_timeout (then it is an error)."""
+    the queue meanwhile (cancelled) or waited past queue_timeout (then it is an error). The
+    waiting supervisor's pid goes into meta.json in the same locked pass that finds it must
+    wait (the next in line watches it); a claim records it anyway."""
     deadline = time.monotonic() + queue_timeout
     announced = False
     with doorbell.Bell.open(layout, job_id) as bell:
@@ -109,6 +111,9 @@ def wait_for_slot(
                         lifecycle.write(layout, mine)
                         left = True
                     else:
+                        if mine.get("pid_supervisor") != os.getpid():  # who waits, for watchers
+                            mine["pid_supervisor"] = os.getpid()
+                            lifecycle.write(layout, mine)
                         watch = doorbell.pidfds(standing.pids)
             for orphan in orphans:
                 lifecycle.finish_orphan(layout, orphan)

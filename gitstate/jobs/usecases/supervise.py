@@ -66,8 +66,6 @@ class Supervisor:
         except AgyError as exc:
             self._fail_queued(f"bad configuration: {exc.message}")
             return
-        if meta.get("pid_supervisor") != os.getpid():  # `run` has mostly recorded it already
-            self._record_pid()
         jobfiles.append_event(self.job.events, {"type": "round", "n": self.round})
 
         def announce(standing: queue.Standing) -> None:
@@ -102,15 +100,6 @@ class Supervisor:
                 self.limit = 1
             self.settings, self.limit_stamp = None, seen
         return self.limit
-
-    def _record_pid(self) -> None:
-        def change(meta: Meta) -> Meta | None:
-            if meta.get("round") != self.round or meta.get("pid_supervisor") == os.getpid():
-                return None
-            meta["pid_supervisor"] = os.getpid()
-            return meta
-
-        lifecycle.update(self.layout, self.job.id, change)
 
     def _fail_queued(self, error: str) -> None:
         def change(meta: Meta) -> Meta | None:
