@@ -12,7 +12,8 @@ uses; the ratios of the minimums and of the CPU times are printed beside it.
 
 Every subprocess row runs the project as users install it: a wheel of this checkout in a fresh
 venv (bench/install.py), its console script for commands, and for hooks the lines `install`
-writes: `python -I …/gitstate/__main__.py` for agent hooks, `python -I -m gitstate` for git hooks.
+writes: `python -I -c 'import gitstate.__main__'` for agent hooks, `python -I -m gitstate` for
+git hooks.
 Standard library plus the project's own dependencies. Every fixture lives in one temporary
 directory removed at the end; every subprocess runs with a sealed git environment.
 """
@@ -476,7 +477,7 @@ def check_hook(env: dict[str, str], repo: Path, argv: list[str], feed: Path) -> 
 
 def rows_hooks(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> list[Row]:
     """The agent hooks run on every agent turn (pre-compact before every Gemini model call), as
-    the settings `install` writes call them: the venv's `python -I …/gitstate/__main__.py hook …`
+    the settings `install` writes call them: the venv's `python -I -c 'import gitstate.__main__' hook …`
     (bench/install.py:agent_hook_argv)."""
     repo = prepare_save_repo(inst, env, root / "hooks")
     view = repo / "STATE.md"
@@ -488,7 +489,7 @@ def rows_hooks(inst: Install, env: dict[str, str], root: Path, plan: Plan) -> li
 
     hook_argv = inst.agent_hook_argv()
     spelled = "python -I " + (
-        "-m gitstate" if hook_argv[2:] == ["-m", "gitstate"] else "…/__main__.py"
+        "-m gitstate" if hook_argv[2:] == ["-m", "gitstate"] else "-c 'import gitstate.__main__'"
     )
 
     def argv(event: str, agent: str) -> list[str]:

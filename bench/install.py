@@ -10,7 +10,7 @@ wheel (pip resolves pygit2 and click from its configured index and cache). Stand
                                   # (build(root, source) for another checkout: --source)
     tool.cli                      # [<venv>/bin/git-agy-state]: what `git agy-state …` runs
     tool.hook_argv                # [<venv>/bin/python, -I, -m, gitstate]: what git hooks run
-    tool.agent_hook_argv()        # what agent hooks run: [<venv>/bin/python, -I, …/__main__.py]
+    tool.agent_hook_argv()        # what agent hooks run: [<venv>/bin/python, -I, -c, import …]
     tool.python                   # <venv>/bin/python, for baselines in the same venv
     tool.environ(env)             # a sealed env for its subprocesses (no bytecode prefix)
 """
@@ -65,7 +65,7 @@ class Install:
 
     def agent_hook_argv(self) -> list[str]:
         """What `install --agent` writes into the agents' settings, asked of the install itself
-        (gitstate/storage/launcher.py:hook_argv: the package's __main__.py as the script, no
+        (gitstate/storage/launcher.py:hook_argv: `-c 'import gitstate.__main__'`, no
         runpy); an older checkout (`--source`) without that function wrote `hook_argv`."""
         ask = (
             "import json\n"

@@ -44,6 +44,8 @@ else:
 
         __slots__ = ()
         _fields = ("line", "kind", "excerpt")
+        _field_defaults: dict[str, object] = {}  # noqa: RUF012 (as namedtuple has it)
+        __match_args__ = _fields
 
         def __new__(cls, line, kind, excerpt):  # typed as the NamedTuple above
             return tuple.__new__(cls, (line, kind, excerpt))
@@ -55,7 +57,14 @@ else:
         def _asdict(self):
             return dict(zip(self._fields, self, strict=True))
 
+        @classmethod
+        def _make(cls, iterable):
+            return cls(*iterable)
+
         def _replace(self, **changes):
+            unknown = set(changes) - set(self._fields)
+            if unknown:
+                raise ValueError(f"Got unexpected field names: {sorted(unknown)!r}")
             return type(self)(**{**self._asdict(), **changes})
 
         def __repr__(self) -> str:

@@ -21,6 +21,7 @@ import pytest
 from gitstate import __version__
 from gitstate.agents.plugin import OURS, SKILL, SKILL_PATH
 from gitstate.errors import Failure, UsageError
+from gitstate.storage import launcher
 from gitstate.usecases.setup import install as agent_install
 from gitstate.usecases.setup.install import AGENTS, install, plugin_files, uninstall
 
@@ -434,6 +435,34 @@ def test_reinstall_with_another_command_replaces_ours_in_place(
         i for i, g in enumerate(data["hooks"][stop_event]) if OURS.search(g["hooks"][0]["command"])
     ]
     assert positions == [len(data["hooks"][stop_event]) - 2]
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini"])
+def test_the_command_install_writes_is_ours_through_upgrade_reinstall_and_uninstall(
+    agent: str, project: Path, home: Path
+) -> None:
+    """The real command (storage/launcher.py:hook_command, not a stand-in): an earlier version's
+    `-I -m gitstate` entries become it in place, installing it again changes nothing, and
+    uninstall gives the user's file back: each step needs OURS to know both forms."""
+    real = launcher.hook_command()
+    old = f"{shlex.quote(sys.executable)} -I -m gitstate"  # what versions before it wrote
+    path = settings_file(agent, "project", project, home)
+    path.parent.mkdir(parents=True)
+    original = dump(USER_SETTINGS[agent])
+    path.write_text(original, encoding="utf-8")
+    install(agent, "project", project, home, old)
+
+    install(agent, "project", project, home, real)
+
+    data = json.loads(path.read_text())
+    for event, action in zip(EVENTS[agent], ACTIONS, strict=True):
+        (handler,) = ours(data["hooks"], event)
+        assert handler["command"] == f"{real} hook {action} --agent {agent}"
+    once = path.read_bytes()
+    lines = install(agent, "project", project, home, real)
+    assert path.read_bytes() == once and any("unchanged" in line for line in lines)
+    uninstall(agent, "project", project, home)
+    assert path.read_text(encoding="utf-8") == original
 
 
 def test_install_creates_what_is_missing_and_uninstall_removes_exactly_that(

@@ -112,15 +112,22 @@ def set_state(cli: Any, *, started: bool) -> None:
 
 
 def test_the_installed_hook_command_starts_without_runpy(repo: Repo, cli: Any) -> None:
-    """`install` writes `<python> -I <package>/__main__.py hook …` (storage/launcher.py:hook_argv),
-    not `-m gitstate`, whose runpy start costs about a tenth of the hook floor on every turn."""
+    """`install` writes `<python> -I -c 'import gitstate.__main__' hook …` (storage/launcher.py:
+    hook_argv), not `-m gitstate`, whose runpy start costs about a tenth of the hook floor."""
     set_state(cli, started=True)
     assert cli("install", "--agent", "claude").exit_code == 0
     settings = json.loads((repo.path / ".claude" / "settings.local.json").read_text())
     command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     words = shlex.split(command)
-    assert words[1:3] == ["-I", str(Path(gitstate.__file__).parent / "__main__.py")], words
-    assert words[3:] == ["hook", "inject", "--agent", "claude"], words
+    assert words[1:] == [
+        "-I",
+        "-c",
+        "import gitstate.__main__",
+        "hook",
+        "inject",
+        "--agent",
+        "claude",
+    ]
     payload = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(repo.path)}
     proc = subprocess.run(
         [words[0], "-X", "importtime", *words[1:]],

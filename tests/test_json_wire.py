@@ -83,29 +83,52 @@ def test_dumps_refuses_a_cycle_instead_of_recursing_forever() -> None:
 BROKEN = ["{", '{"a"', '{"a":', '{"a":1', '{"a":1,', '"abc', '"\\x"', "[1,", "nul", "[1 2]", "1 2"]
 
 
-def test_without_json_loaded_it_stays_unloaded_and_broken_documents_are_value_errors() -> None:
-    """In a hook process json is never imported; the C scanner then cannot build its own error
-    (CPython 3.11 looks json.decoder up without importing it), which must still be a ValueError."""
-    probe = (
+def probe(body: str, *, without_c_codec: bool = False) -> list[object]:
+    """What `body` appends to `said`, run in an isolated interpreter where nothing has imported
+    json (or, `without_c_codec`, where `_json` cannot be imported)."""
+    code = (
         f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r})\n"
-        "from gitstate.hooks import json_wire\n"
+        + ("sys.modules['_json'] = None\n" if without_c_codec else "")
+        + "from gitstate.hooks import json_wire\n"
         "said = []\n"
-        f"for text in {BROKEN!r}:\n"
-        "    try:\n"
-        "        json_wire.loads(text)\n"
-        "        said.append('value')\n"
-        "    except ValueError:\n"
-        "        said.append('broken')\n"
-        'said.append(json_wire.dumps(json_wire.loads(\' {"a": [1, true, null, "é"]} \')))\n'
-        "said.append(sorted(m for m in ('json', 're', 'enum', 'collections') if m in sys.modules))\n"
+        "def loaded():\n"
+        "    return sorted(m for m in ('json', 're', 'enum', 'collections') if m in sys.modules)\n"
+        f"{body}\n"
         "print(repr(said))\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", probe],
+        [sys.executable, "-I", "-S", "-c", code],
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
     )
-    said = ast.literal_eval(proc.stdout)
-    assert said == ["broken"] * len(BROKEN) + ['{"a":[1,true,null,"é"]}', []]
+    said: list[object] = ast.literal_eval(proc.stdout)
+    return said
+
+
+ROUND_TRIP = f"""\
+said.append(json_wire.dumps(json_wire.loads(' {{"a": [1, true, null, "é"]}} ')))
+said.append(loaded())
+for text in {BROKEN!r}:
+    try:
+        json_wire.loads(text)
+        said.append('value')
+    except ValueError:
+        said.append('broken')
+"""
+
+
+def test_without_json_loaded_it_stays_unloaded_and_broken_documents_are_value_errors() -> None:
+    """A hook process never imports json for a good payload. For a broken one the C scanner
+    builds its error from json.decoder: Python 3.12 on imports it for that, 3.10 and 3.11 only
+    look it up and, not finding it, fail with SystemError; either way it must be a ValueError."""
+    said = probe(ROUND_TRIP)
+    assert said == ['{"a":[1,true,null,"é"]}', [], *["broken"] * len(BROKEN)]
+
+
+def test_without_the_c_codec_it_is_json_itself() -> None:
+    said = probe(ROUND_TRIP, without_c_codec=True)
+    assert said == ['{"a":[1,true,null,"é"]}', ["collections", "enum", "json", "re"]] + [
+        "broken"
+    ] * len(BROKEN)

@@ -599,6 +599,16 @@ def test_a_hit_behaves_as_the_namedtuple_it_stands_for() -> None:
     assert hit._replace(line=7) == twin._replace(line=7) and type(hit._replace(line=7)) is SecretHit
     assert SecretHit(line=1, kind="k", excerpt="e") == (1, "k", "e")
     assert pickle.loads(pickle.dumps(hit)) == hit and copy.deepcopy(hit) == hit
+    assert SecretHit._make([1, "k", "e"]) == model._make([1, "k", "e"])
+    assert SecretHit._fields == model._fields and SecretHit._field_defaults == {}
+    assert SecretHit.__match_args__ == model.__match_args__
+    match hit:
+        case SecretHit(line, kind, excerpt):
+            assert (line, kind, excerpt) == tuple(twin)
+    with pytest.raises(ValueError):
+        hit._replace(nope=1)
+    with pytest.raises(ValueError):
+        twin._replace(nope=1)
     with pytest.raises(AttributeError):
         hit.line = 4  # type: ignore[misc]
     with pytest.raises(TypeError):

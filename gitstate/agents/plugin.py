@@ -20,10 +20,10 @@ DESCRIPTION = (
 SKILL_PATH = f"skills/{NAME}/SKILL.md"
 
 # A hook command is ours when it runs our hook runtime, however the executable is spelled
-# (on PATH, an absolute path, quoted, `git agy-state`, `python -m gitstate`, or the package's
-# __main__.py as the script, which install writes: storage/launcher.py:hook_argv).
+# (on PATH, an absolute path, quoted, `git agy-state`, `python -m gitstate`, or `python -c
+# 'import gitstate.__main__'`, which install writes: storage/launcher.py:hook_argv).
 OURS = re.compile(
-    r"(?:git[- ]agy-state|-m\s+gitstate|[/\\]gitstate[/\\]__main__\.py)[\"']?"
+    r"(?:git[- ]agy-state|-m\s+gitstate|-c\s+[\"']?import\s+gitstate\.__main__)[\"']?"
     r"\s+hook\s+(?:inject|stop-guard|pre-compact)\b"
 )
 

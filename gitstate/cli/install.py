@@ -34,7 +34,8 @@ def hook_command() -> str:
 
 
 def mcp_argv() -> list[str]:
-    """How the agents start the MCP server: as the hooks start us (hook_command), then `mcp`."""
+    """How the agents start the MCP server: this interpreter, isolated (`-I -m gitstate`: the
+    server starts once per session), then `mcp`."""
     from gitstate.storage import launcher
 
     return [*launcher.argv(), "mcp"]

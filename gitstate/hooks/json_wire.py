@@ -60,9 +60,10 @@ def loads(text: str) -> Any:
     except StopIteration as err:
         raise ValueError(f"Expecting value: char {err.value}") from None
     except SystemError:
-        # The scanner makes its error a json.decoder.JSONDecodeError, which CPython 3.11 looks
-        # up without importing json.decoder: until json is loaded, a document that breaks off
-        # inside an object or a string surfaces as "returned NULL without setting an exception".
+        # The scanner makes its error a json.decoder.JSONDecodeError, which CPython 3.10 and
+        # 3.11 look up without importing json.decoder (3.12 on import it): until json is
+        # loaded, a document that breaks off inside an object or a string surfaces there as
+        # "returned NULL without setting an exception".
         raise ValueError("malformed JSON") from None
     if text[end:].strip(_SPACE):
         raise ValueError(f"Extra data: char {end}")

@@ -28,24 +28,24 @@ def command(module: str = "gitstate") -> str:
     return words(argv(module))
 
 
-def main_script() -> str:
-    """This installation's gitstate/__main__.py, by absolute path."""
-    import gitstate
-
-    return os.path.join(os.path.dirname(os.path.abspath(gitstate.__file__)), "__main__.py")
+# What the agent hooks' interpreter runs: the package's __main__ module, imported.
+HOOK_CODE = "import gitstate.__main__"
 
 
 def hook_argv() -> list[str]:
-    """How the agent hooks run us: this interpreter, isolated, with the package's __main__.py
-    as the script (docs/hooks.md, "Start-up cost").
+    """How the agent hooks run us: this interpreter, isolated, importing gitstate.__main__
+    (docs/hooks.md, "Start-up cost").
 
     The same code as `argv()`, started without runpy: `-m` imports runpy, importlib.util and
     contextlib before the first line of ours, about a tenth of what an isolated interpreter that
-    parses its JSON payload costs, on every agent turn. `-I` keeps the script's folder off
-    sys.path as it keeps the current directory off it for `-m` (Python 3.10's -I already did),
-    so `gitstate` is found in site-packages alone either way.
+    parses its JSON payload costs, on every agent turn. `-I` keeps the current directory off
+    sys.path for `-c` as it does for `-m`, so `gitstate` is found in site-packages alone. No
+    path to a file of the package is written: a reinstall onto another Python version moves
+    site-packages, and a missing script makes the interpreter exit 2, which an agent CLI takes
+    for a blocking answer; a missing package is exit 1, a failure the agent lets through, as
+    with `-m`.
     """
-    return [sys.executable, ISOLATED, main_script()]
+    return [sys.executable, ISOLATED, "-c", HOOK_CODE]
 
 
 def hook_command() -> str:
@@ -85,8 +85,6 @@ def check(python: str = sys.executable, what: str = "hooks") -> None:
         found, why = "", [str(exc)]
     if found and os.path.realpath(found) != want:
         why = [f"it finds another copy, {found}"]
-    if not why and not os.path.isfile(main_script()):
-        why = [f"{main_script()} is not a file"]  # a zipped install: hooks need the file
     if why or not found:
         raise Failure(
             f"{python} {ISOLATED} cannot import gitstate ({why[0] if why else 'no reason given'}); "
