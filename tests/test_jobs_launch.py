@@ -4,8 +4,10 @@ look like a fresh interpreter, or the fresh `python -I -m …supervise` itself (
 
 from __future__ import annotations
 
+import json
 import os
 import select
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -67,7 +69,7 @@ class TestForked:
         try:
             job = submit(cli, "@fake sleep 30")["job_id"]
             pid = _running_supervisor(jobs_repo, job)
-            assert _cmdline(pid) == _cmdline(os.getpid())  # a fork of this very process
+            assert _cmdline(pid) == [f"agy-state supervisor {job} round 1"]  # a fork, renamed
             assert os.getsid(pid) == pid and os.getpgid(pid) == pid  # its own session
             assert os.readlink(f"/proc/{pid}/cwd") == str(jobs_repo.path)
             targets = _targets(pid)
@@ -90,6 +92,22 @@ class TestForked:
         run_json(cli, "job", "cancel", job)
         [row] = finish(cli, job)
         assert row["state"] == "cancelled"
+
+    def test_a_plan_given_as_text_is_not_left_in_the_process_list(
+        self, jobs_repo: Repo, agents: Agents
+    ) -> None:
+        """`job run --text PLAN` puts the plan on the command line, which every local user can
+        read in `ps`; the forked supervisor (a copy of that process) shows its own instead."""
+        secret = "the-plan-text-3f9c"
+        proc = subprocess.run(
+            [sys.executable, "-m", "gitstate", "job", "run", "--json", "--text",
+             f"@fake sleep 30\n{secret}"],
+            cwd=jobs_repo.path, capture_output=True, text=True, check=True, timeout=60,
+        )  # fmt: skip
+        job = json.loads(proc.stdout)["job_id"]
+        pid = _running_supervisor(jobs_repo, job)
+        shown = " ".join(_cmdline(pid))
+        assert shown == f"agy-state supervisor {job} round 1" and secret not in shown
 
     def test_a_round_in_a_packed_repository_reads_its_diff(self, jobs_repo: Repo, cli: Any) -> None:
         """The submitter read HEAD from a pack; libgit2 keeps a pack open and shares it among

@@ -9,9 +9,11 @@ child is made to look like the fresh interpreter would: its own session, stdin a
 supervisor lock (and the pack files libgit2 keeps open and shares between repositories of one
 process: closing one would leave its pack cache reading a closed, or reused, descriptor), the
 signal handlers the parent set back to their defaults, the main work tree as its working
-directory. It imports nothing from `sys.path` that the parent had not loaded (the tool's own
-modules come from the package's folder), and leaves with `os._exit`: no exit handler, buffer or
-test of the parent's runs twice.
+directory, and a command line of its own (`agy-state supervisor <id> round <n>`: the caller's
+may hold a plan's text). It imports nothing from `sys.path` that the parent had not loaded (the
+tool's own modules come from the package's folder), and leaves with `os._exit`: no exit handler,
+buffer or test of the parent's runs twice. Where its command line cannot be rewritten it execs
+the fresh interpreter itself.
 
 The fork is skipped for a process running more than one thread (a server's workers): another
 thread may hold a lock the child would wait on forever. Such a process, a platform without fork
@@ -98,6 +100,8 @@ def _child(job: JobFiles, fd: int, cwd: str, argv: list[str]) -> NoReturn:
         _close_inherited(keep=fd)
         sys.path[:] = _isolated_path()
         os.chdir(cwd)
+        if not _retitle(f"agy-state supervisor {job.id} round {argv[argv.index('--round') + 1]}"):
+            _exec(fd, argv)  # the caller's command line (a --text plan) must not stay on show
         code = supervise.main(argv)
     except BaseException as exc:  # a child must not unwind into its parent's code
         with contextlib.suppress(BaseException):  # nothing is left to tell it to
@@ -108,6 +112,36 @@ def _child(job: JobFiles, fd: int, cwd: str, argv: list[str]) -> NoReturn:
                 sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _retitle(title: str) -> bool:
+    """Write `title` over this process's command line, what `ps` and /proc/<pid>/cmdline show
+    (cut to the caller's length): the fork still shows the caller's, and a `job run --text
+    PLAN` would leave the plan there for every local user to read, for as long as the job
+    runs. Linux keeps the command line in the process's own memory (/proc/self/stat gives
+    where), which the process may write through /proc/self/mem. False when it cannot."""
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start and arg_end (fields 48, 49)
+        size = end - start
+        if size <= 0:
+            return False
+        data = title.encode()[: size - 1]
+        with open("/proc/self/mem", "r+b", buffering=0) as memory:
+            memory.seek(start)
+            memory.write(data + b"\0" * (size - len(data)))
+        with open("/proc/self/cmdline", "rb") as handle:
+            return handle.read().split(b"\0", 1)[0] == data
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def _exec(fd: int, argv: list[str]) -> NoReturn:
+    """Become the fresh supervisor after all (this process is set up as _spawn's child)."""
+    os.set_inheritable(fd, True)
+    command = [*launcher.argv(SUPERVISOR_MODULE), *argv]
+    os.execv(command[0], command)
 
 
 def _isolated_path() -> list[str]:
