@@ -185,8 +185,8 @@ class TestAutoPack:
         wait_until(lambda: _repack_done(layout), what="the last repack to end")
         packs = _packs(layout.path)
         assert packs, "no repack ever ran"
-        # Geometric: packs are merged as they pile up, each at least twice the next smaller, so
-        # about log2 of the repacks (here up to ~40, one per quarter of the packs) remain.
+        # Packs are merged as they pile up (the smallest third of the bytes, each at least twice
+        # the next smaller), so a few of the repacks' packs (here up to ~40) remain.
         assert len(packs) <= 7
         # Without packing the brain would hold 450 loose objects (a blob, the root, the commit).
         assert _loose(layout.path) <= 200
