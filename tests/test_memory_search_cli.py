@@ -227,6 +227,7 @@ class TestWithoutPygit2:
             "gitstate.storage.view",
             "gitstate.storage.private",
             "gitstate.memory.storage.cache",
+            "gitstate.memory.storage.mirror",  # the cache's reader: the index is current
             "gitstate.memory.document.files",
             "gitstate.memory.document.cjk_words",
         }

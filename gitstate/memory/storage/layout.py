@@ -97,6 +97,22 @@ class BrainLayout:
             os.path.join(self.root, "objects")
         )
 
+    def tip(self) -> str | None:
+        """The commit refs/agy/memory names, read as git stores it (storage/rawobjects.py: the
+        loose file, else packed-refs), without pygit2; None when there is none or it cannot be
+        read this way (a symbolic ref, a file that is not text). Here rather than in
+        memory/storage/mirror.py: a search on a current index needs the ref and nothing of the
+        cache, so it imports one module fewer."""
+        if not self.exists():
+            return None
+        from gitstate.storage.rawobjects import is_oid, read_ref
+
+        try:
+            value = read_ref(self.root, MEMORY_REF)  # the brain is bare: its git dir is the root
+        except (OSError, UnicodeDecodeError):
+            return None
+        return value if value is not None and is_oid(value) else None
+
 
 def inject_settings(layout: Layout | None) -> tuple[str, int]:
     """(`agy.memoryInject`: core or off, `agy.memoryBudget` in bytes) from the git config the

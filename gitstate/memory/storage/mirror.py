@@ -1,35 +1,22 @@
-"""The brain's tip without pygit2: refs/agy/memory read as a file, the tip's files read from the
-plain-text cache when the cache mirrors that commit, each checked against its blob id.
+"""The brain's tip without pygit2: its files read from the plain-text cache when the cache mirrors
+that commit, each checked against its blob id (the commit itself: BrainLayout.tip).
 
-Standard library only, str paths (no pathlib): `memory search` with a current index, and
-`memory index` on a brain whose cache is at the tip, never import pygit2 (docs/memory.md,
-"Search"). A current index needs only the ref (storage/rawobjects.py reads it), so the cache's
-modules are imported only when the index is behind. Every answer here is certain or None: a ref
-this module cannot read (a symbolic or reftable ref), a cache at another commit or a cached file
-whose bytes are not the blob the manifest names all send the caller to the brain through
-pygit2, as before.
+Standard library only, str paths (no pathlib): `memory index` on a brain whose cache is at the
+tip, and a search whose index is behind, never import pygit2 (docs/memory.md, "Search"); a
+search on a current index does not import this module at all. Every answer here is certain or
+None: a cache at another commit or a cached file whose bytes are not the blob the manifest names
+send the caller to the brain through pygit2, as before.
 """
 
 from __future__ import annotations
 
-from gitstate.memory.storage.layout import MEMORY_REF, BrainLayout
-from gitstate.storage.rawobjects import is_oid, read_ref
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitstate.memory.storage.layout import BrainLayout
 
 
 class Stale(Exception):
     """A cached file is not the blob its manifest names (torn, edited, or mid-update)."""
-
-
-def ref_tip(layout: BrainLayout) -> str | None:
-    """The commit refs/agy/memory names, read without git; None when there is none or it
-    cannot be read this way (a symbolic ref, a file that is not text)."""
-    if not layout.exists():
-        return None
-    try:
-        value = read_ref(layout.root, MEMORY_REF)  # the brain is bare: its git dir is the root
-    except (OSError, UnicodeDecodeError):
-        return None
-    return value if value is not None and is_oid(value) else None
 
 
 class CachedTip:

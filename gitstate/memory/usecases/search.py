@@ -4,16 +4,15 @@ Before every search the index catches up with the tip (by blob id: unchanged fil
 again). A missing index is built; a corrupt one (or one of another schema) is thrown away and
 rebuilt, then the search runs again; only a second failure is reported.
 
-The tip is first read without pygit2 (memory/storage/mirror.py): a current index answers at
-once, and one that is behind catches up from the plain-text cache when the cache is at the tip.
-Only when neither holds (or a cached file is not its blob) is the brain opened through pygit2,
-which also brings the cache to the tip.
+The tip is first read without pygit2 (BrainLayout.tip): a current index answers at once, and
+one that is behind catches up from the plain-text cache when the cache is at the tip
+(memory/storage/mirror.py). Only when neither holds (or a cached file is not its blob) is the
+brain opened through pygit2, which also brings the cache to the tip.
 """
 
 from __future__ import annotations
 
 from gitstate.memory.document.search_text import fts_query, word_filter
-from gitstate.memory.storage import mirror
 from gitstate.memory.storage.fts import CaughtUp, Hit, Index, sqlite3
 from gitstate.memory.storage.layout import BrainLayout
 
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
 
     from gitstate.memory.document.wordbreak import Words
     from gitstate.memory.storage.brain import Brain  # pygit2: only when the brain is opened
+    from gitstate.memory.storage.mirror import CachedTip  # pygit2: only when the brain is opened
 
     T = TypeVar("T")
 
@@ -96,13 +96,16 @@ class Source:
 
 def _plain_source(layout: BrainLayout) -> Source | None:
     """The tip read without pygit2, its files from the cache (None: the ref is unreadable so).
-    The cache is read only when the index is behind: a current one needs no manifest."""
-    tip = mirror.ref_tip(layout)
+    The cache is read only when the index is behind: a current one needs no manifest (nor
+    memory/storage/mirror.py)."""
+    tip = layout.tip()
     if tip is None:
         return None
-    found: list[mirror.CachedTip | None] = []
+    found: list[CachedTip | None] = []
 
-    def cached() -> mirror.CachedTip:
+    def cached() -> CachedTip:
+        from gitstate.memory.storage import mirror
+
         if not found:
             found.append(mirror.cached_tip(layout, tip))
         if found[0] is None:
@@ -132,8 +135,14 @@ def _run(work: Callable[[Index, Source, bool], T]) -> T:
     if plain is not None:
         try:
             return _with_index(layout, lambda index, retry: work(index, plain, retry))
-        except mirror.Stale:
-            pass  # behind, and the cache cannot say what the tip holds: ask git
+        except Exception as exc:
+            # Only the cache raises Stale, and reading it imported mirror: one raised here
+            # finds the module loaded; a current index never loads it.
+            from gitstate.memory.storage.mirror import Stale
+
+            if not isinstance(exc, Stale):
+                raise
+            # behind, and the cache cannot say what the tip holds: ask git
     source = _brain_source()
     return _with_index(layout, lambda index, retry: work(index, source, retry))
 
