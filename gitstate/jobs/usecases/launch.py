@@ -94,10 +94,10 @@ def _child(job: JobFiles, fd: int, cwd: str, argv: list[str]) -> NoReturn:
     own_stdio = False
     try:
         os.setsid()
-        _default_signals()
-        _stdio(job)
+        _stdio(job)  # first: the caller's stdout may be a pipe someone reads to its end
         own_stdio = True
         _close_inherited(keep=fd)
+        _default_signals()
         sys.path[:] = _isolated_path()
         os.chdir(cwd)
         if not _retitle(f"agy-state supervisor {job.id} round {argv[argv.index('--round') + 1]}"):
