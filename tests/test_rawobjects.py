@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import Repo
 
@@ -63,3 +65,13 @@ def test_ids_and_plain_identities() -> None:
     assert plain_ident("Ann Lee") and plain_ident("ann@example.com")
     for odd in ("", " Ann", "Ann ", "A<nn", "A\tnn", "A\x7fnn"):
         assert not plain_ident(odd)
+
+
+def test_read_ref_reads_packed_refs_line_by_line_and_skips_an_endless_line(tmp_path: Path) -> None:
+    oid = "a" * 40
+    (tmp_path / "packed-refs").write_bytes(
+        b"# pack-refs with: peeled\n" + b"x" * (3 * rawobjects.PACKED_LINE_LIMIT) + b"\n"
+        + f"{oid} refs/agy/state\n".encode()
+    )  # fmt: skip
+    assert rawobjects.read_ref(tmp_path, "refs/agy/state") == oid
+    assert rawobjects.read_ref(tmp_path, "refs/agy/other") is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 _HEX = frozenset("0123456789abcdef")
+PACKED_LINE_LIMIT = 8192  # bytes of one packed-refs line: an id, a space, a ref name
 
 
 def is_oid(value: str, lengths: tuple[int, ...] = (40, 64)) -> bool:
@@ -30,14 +31,21 @@ def read_ref(commondir: str | os.PathLike[str], ref: str) -> str | None:
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         pass
     try:
-        with open(os.path.join(commondir, "packed-refs"), "rb") as handle:
-            packed = handle.read().decode("utf-8")
+        handle = open(os.path.join(commondir, "packed-refs"), "rb")  # noqa: SIM115 (with below)
     except FileNotFoundError:
         return None
-    for line in packed.split("\n"):
-        value, _, name = line.partition(" ")
-        if name.strip() == ref and not line.startswith(("#", "^")):
-            return value
+    want = ref.encode("utf-8")
+    with handle:
+        # Line by line, each read bounded: a repository's packed-refs may be large, and a
+        # hostile one a single endless line; neither is read whole into memory.
+        while line := handle.readline(PACKED_LINE_LIMIT):
+            if len(line) == PACKED_LINE_LIMIT and not line.endswith(b"\n"):
+                while line and not line.endswith(b"\n"):  # no ref name is that long: skip it
+                    line = handle.readline(PACKED_LINE_LIMIT)
+                continue
+            value, _, name = line.partition(b" ")
+            if name.strip() == want and not line.startswith((b"#", b"^")):
+                return value.decode("utf-8")
     return None
 
 
