@@ -32,8 +32,6 @@ META_VERSION = 1
 READ_LIMIT = 16 * 1024 * 1024  # a meta.json or result.json larger than this is not read
 QUEUE_LOCK_WAIT = 60.0
 LOCK_NAME = "supervisor.lock"
-REPLACED = "replaced while it was read"  # storage/view.py:read_regular's word for it
-REREADS = 5  # a file replaced that often in a row is read as missing
 
 
 class JobFiles(NamedTuple):
@@ -154,7 +152,7 @@ def read_json(path: Path | str) -> Any:
     """The parsed file, or None when it is missing, not JSON, nested deeper than Python's stack,
     over READ_LIMIT or no regular file: read non-blocking and bounded, so a FIFO or device put
     in a job folder cannot hang a reader (storage/view.py:read_regular; docs/jobs.md)."""
-    data = _read_bytes(path, READ_LIMIT + 1)
+    data = probe.read_bytes(path, READ_LIMIT + 1)
     if data is None or len(data) > READ_LIMIT:
         return None
     try:
@@ -163,26 +161,10 @@ def read_json(path: Path | str) -> Any:
         return None
 
 
-def _read_bytes(path: Path | str, limit: int) -> bytes | None:
-    """read_regular's bytes, None for what it refuses. A file replaced while it was read (its
-    writer renamed a new one into place between the reader's lstat and open) is read again:
-    writers replace these files all the time, and taking the moment for a missing file made a
-    supervisor that had just started leave its job as if it had none."""
-    from gitstate.storage.view import NotRegular, read_regular
-
-    for _attempt in range(REREADS):
-        try:
-            return read_regular(path, limit)
-        except NotRegular as exc:
-            if exc.what != REPLACED:
-                return None
-    return None
-
-
 def read_text(path: Path, limit: int = READ_LIMIT) -> str:
     """At most `limit` bytes of a job file as text ("" when it is missing, unreadable or no
     regular file): never blocking on a FIFO put in a job folder (storage/view.py)."""
-    return (_read_bytes(path, limit) or b"").decode("utf-8", errors="replace")
+    return (probe.read_bytes(path, limit) or b"").decode("utf-8", errors="replace")
 
 
 def append_line(path: Path, line: str) -> None:

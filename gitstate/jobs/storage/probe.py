@@ -3,7 +3,7 @@ are, whether a job's supervisor lives, and which finished jobs wait to be harves
 
 The stop guard (hooks/agent.py) asks this on every agent turn, so it loads only the standard
 library, storage/view.py and the jobs' pending rule (no pygit2, no `typing` at run time);
-files.py, which makes and writes the folders, uses the same scan and the same lock probe.
+files.py, which makes and writes the folders, uses the same scan, lock probe and reader.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 JOB_ID_RE = re.compile(r"^j-\d{8}-\d{6}-[a-z0-9]{4}$")
 META_LIMIT = 1024 * 1024  # a job's meta.json is a few hundred bytes
+REPLACED = "replaced while it was read"  # storage/view.py:read_regular's word for it
+REREADS = 5  # a file replaced that often in a row is read as missing
 
 
 def root(layout: Layout) -> Path:
@@ -70,18 +72,33 @@ def lock_held(path: Path | str) -> bool:
     return False
 
 
+def read_bytes(path: Path | str, limit: int) -> bytes | None:
+    """read_regular's bytes, None for what it refuses. A file replaced while it was read (its
+    writer renamed a new one into place between the reader's lstat and open) is read again:
+    writers replace these files all the time, and taking the moment for a missing file made a
+    supervisor that had just started leave its job as if it had none, and the stop guard leave
+    a finished job out of its list. Every reader of the job files goes through here (files.py)."""
+    for _attempt in range(REREADS):
+        try:
+            return view.read_regular(path, limit)
+        except view.NotRegular as exc:
+            if exc.what != REPLACED:
+                return None
+    return None
+
+
 def waiting(layout: Layout) -> list[str]:
     """Finished jobs nobody has harvested yet, as `<id> (<state>)`, by the jobs' one rule
     (jobs/document/pending.py). Each meta.json is read only as a regular file, bounded and never
-    blocking (storage/view.py:read_regular); the supervisor lock is probed only for an active
-    job. What cannot be read is left out."""
+    blocking, and read again when it was replaced meanwhile (read_bytes); the supervisor lock is
+    probed only for an active job. What cannot be read is left out."""
     folder = _root(layout)
     found = []
     for name in job_names(layout):
+        data = read_bytes(os.path.join(folder, name, "meta.json"), META_LIMIT)
         try:
-            data = view.read_regular(os.path.join(folder, name, "meta.json"), META_LIMIT)
             meta = json.loads(data) if data is not None else None
-        except (view.NotRegular, ValueError, RecursionError):
+        except (ValueError, RecursionError):
             continue
         lock = os.path.join(folder, name, "supervisor.lock")
         state = pending_state(meta, lambda lock=lock: lock_held(lock))  # type: ignore[misc]
