@@ -16,7 +16,6 @@ import`; one add or session at 10,000 blocks vs at an empty brain; the brain on 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import fcntl
 import json
 import os
@@ -420,23 +419,39 @@ def sample_disk(brain: Path, writes: int) -> DiskSample:
 
 
 def object_usage_racy(brain: Path) -> tuple[int, int]:
-    """(loose objects' disk blocks, bytes under objects/pack) while a repack adds and deletes
-    files: one gone between the listing and its stat counts nothing (a sample may miss room a
-    repack is freeing; it never counts a file twice)."""
-    objects = brain / "objects"
+    """(loose objects' disk blocks, bytes under objects/pack) while writes and repacks add and
+    delete files: a folder not there yet (the brain's first write creates objects/ while the
+    sampler runs) or gone counts nothing, and so does a file gone between the listing and its
+    stat (a sample may miss room a repack is freeing; it never counts a file twice). Any other
+    error (a folder that cannot be read) stops the bench: the sample would be wrong."""
+    objects = os.path.join(brain, "objects")
     packs = loose = 0
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(objects / "pack"):
-            with contextlib.suppress(FileNotFoundError):
-                packs += entry.stat().st_size
-    for sub in os.scandir(objects):
-        if len(sub.name) != 2:
-            continue
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            for entry in os.scandir(sub.path):
-                with contextlib.suppress(FileNotFoundError):
-                    loose += entry.stat().st_blocks * 512
+    for entry in _entries(os.path.join(objects, "pack")):
+        packs += _stat_size(entry, blocks=False)
+    for sub in _entries(objects):
+        if len(sub.name) == 2 and sub.is_dir(follow_symlinks=False):
+            for entry in _entries(sub.path):
+                loose += _stat_size(entry, blocks=True)
     return loose, packs
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    """The entries of `folder`; none when it does not exist (yet, or any more)."""
+    try:
+        with os.scandir(folder) as listing:
+            return list(listing)
+    except FileNotFoundError:
+        return []
+
+
+def _stat_size(entry: os.DirEntry[str], *, blocks: bool) -> int:
+    """The entry's room on disk (blocks) or its size in bytes; 0 for a file deleted since it was
+    listed."""
+    try:
+        status = entry.stat(follow_symlinks=False)
+    except FileNotFoundError:
+        return 0
+    return status.st_blocks * 512 if blocks else status.st_size
 
 
 def packed_size(env: dict[str, str], brain: Path, commit: str, out: Path) -> int:
