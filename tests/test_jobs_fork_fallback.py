@@ -56,7 +56,7 @@ READ_ONLY_PROC = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c"]
 REMOUNT = 'mount -o remount,bind,ro /proc && exec "$0" "$@"'
 
 
-def _gate(agents: Agents, gate: Path) -> None:
+def gate_agents(agents: Agents, gate: Path) -> None:
     """The agent CLIs wait until `gate` exists (a minute at most), so the supervisor is alive
     for as long as the test looks at it, with no sleep to guess."""
     for flavour in ("agy", "claude"):
@@ -133,10 +133,12 @@ def _read_only_proc_works() -> str | None:
     return None
 
 
-def test_a_one_thread_submitter_leaves_a_fork(jobs_repo: Repo, agents: Agents, cli: object) -> None:
+def test_a_one_thread_submitter_leaves_a_fork(
+    jobs_repo: Repo, agents: Agents, cli: object, tmp_path: Path
+) -> None:
     """The control of the two below: the same driver, no extra thread, /proc as it is."""
-    gate = jobs_repo.path.parent / "gate"
-    _gate(agents, gate)
+    gate = tmp_path / "gate"
+    gate_agents(agents, gate)
     job = _submit(jobs_repo)
     pid = _supervisor(jobs_repo, job)
     assert _cmdline(pid) == [f"agy-state supervisor {job} round 1"]
@@ -144,10 +146,10 @@ def test_a_one_thread_submitter_leaves_a_fork(jobs_repo: Repo, agents: Agents, c
 
 
 def test_a_submitter_with_threads_spawns_the_fresh_interpreter(
-    jobs_repo: Repo, agents: Agents, cli: object
+    jobs_repo: Repo, agents: Agents, cli: object, tmp_path: Path
 ) -> None:
-    gate = jobs_repo.path.parent / "gate"
-    _gate(agents, gate)
+    gate = tmp_path / "gate"
+    gate_agents(agents, gate)
     job = _submit(jobs_repo, threads=2)
     pid = _supervisor(jobs_repo, job)
     _is_fresh_interpreter(pid, job)
@@ -155,13 +157,13 @@ def test_a_submitter_with_threads_spawns_the_fresh_interpreter(
 
 
 def test_a_fork_that_cannot_retitle_itself_execs_the_fresh_interpreter(
-    jobs_repo: Repo, agents: Agents, cli: object
+    jobs_repo: Repo, agents: Agents, cli: object, tmp_path: Path
 ) -> None:
     why = _read_only_proc_works()
     if why is not None:
         pytest.skip(why)
-    gate = jobs_repo.path.parent / "gate"
-    _gate(agents, gate)
+    gate = tmp_path / "gate"
+    gate_agents(agents, gate)
     job = _submit(jobs_repo, *READ_ONLY_PROC, REMOUNT)
     pid = _supervisor(jobs_repo, job)
     _is_fresh_interpreter(pid, job)
