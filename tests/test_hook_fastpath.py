@@ -176,6 +176,43 @@ class TestModulesLoaded:
         assert json.loads(printed) == json.loads(agy_nothing("stop-guard"))
         assert families(modules, NEVER | {"gitstate.document"}) == set()
 
+    def test_a_dirty_stop_guard_saves_without_pathlib(self, repo: Repo, cli: Any) -> None:
+        """The save runs on str paths (usecases/workspace.py `place`): pathlib, with the
+        urllib.parse and ipaddress it imports, would cost the saving hook about a quarter of
+        the hook floor (docs/hooks.md, "Start-up cost")."""
+        set_state(cli, started=False)
+        loaded_by_hook(repo, "stop-guard", agy(repo))
+        tip = repo.ref()
+        view_file = repo.path / "STATE.md"
+        view_file.write_text(view_file.read_text().replace("ship it", "ship it today"))
+        modules, printed = loaded_by_hook(repo, "stop-guard", agy(repo))
+        assert json.loads(printed) == json.loads(agy_nothing("stop-guard"))
+        assert repo.ref() != tip  # it saved
+        assert "gitstate.storage.loose" in modules  # through the standard-library store
+        lean = {"click", "pygit2", "typing", "pathlib", "urllib", "ipaddress", "subprocess"}
+        assert families(modules, lean | {"hashlib", "dataclasses"}) == set()
+
+    def test_the_turn_after_a_save_loads_no_document_module(self, repo: Repo, cli: Any) -> None:
+        """A save writes the view back with a new title time: the guard that saved marks those
+        bytes valid, so the next turn's guard takes the clean path."""
+        set_state(cli, started=False)
+        view_file = repo.path / "STATE.md"
+        text = view_file.read_text()
+        title, rest = text.split("\n", 1)
+        old_title = title[: title.index("updated ")] + "updated 2020-01-02 03:04"
+        view_file.write_text(old_title + "\n" + rest.replace("ship it", "ship it today"))
+        tip = repo.ref()
+        loaded_by_hook(repo, "stop-guard", agy(repo))
+        assert repo.ref() != tip
+        written = view_file.read_bytes()
+        assert b"2020-01-02 03:04" not in written  # the save wrote a new title
+        layout = discover(repo.path)
+        assert layout is not None
+        assert view.read_valid_mark(layout) == agent._valid_mark(written, None)
+        modules, printed = loaded_by_hook(repo, "stop-guard", agy(repo))
+        assert json.loads(printed) == json.loads(agy_nothing("stop-guard"))
+        assert families(modules, NEVER | {"gitstate.document"}) == set()
+
     def test_clean_pre_compact_loads_neither_document_module(self, repo: Repo, cli: Any) -> None:
         set_state(cli, started=True)
         tip = repo.ref()

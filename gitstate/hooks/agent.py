@@ -416,6 +416,7 @@ def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
             refusal = _save_if_dirty(hook, layout, data)
             if refusal:
                 return refusal
+            data = _mark_saved(hook, layout, data, configured)
     if b"[>]" not in data and b"[&gt;]" not in data:
         return None  # a step in progress is a `- [>] ` line (or Gemini's `[&gt;]`): none there
     return _step_reason(data, configured)
@@ -447,6 +448,19 @@ def _valid_mark(data: bytes, configured: str | None) -> str:
     to it)."""
     settings = [configured or "", *(os.environ.get(name) or "" for name in LOCALE_VARIABLES)]
     return " ".join([view.blob_id(data), gitstate.__version__, _rules_identity(), repr(settings)])
+
+
+def _mark_saved(hook: Hook, layout: Layout, before: bytes, configured: str | None) -> bytes:
+    """The view a save wrote back (its title's time is new, a Gemini marker repaired), marked
+    valid when it is: else the next turn's stop guard, finding it clean but unmarked, would
+    load every document module to judge it again. Judging here costs little, those modules
+    being loaded already. The view read back when it is valid, else `before` (another writer
+    may have replaced it meanwhile: the next turn judges that)."""
+    written = view.read(layout)
+    if written is None or written == before or _judge(hook, layout, written, configured):
+        return before
+    view.write_valid_mark(layout, _valid_mark(written, configured))
+    return written
 
 
 def _judge(hook: Hook, layout: Layout, data: bytes, configured: str | None) -> str | None:
@@ -529,7 +543,7 @@ def _save_if_dirty(hook: Hook, layout: Layout, data: bytes) -> str | None:
     from gitstate.usecases.workspace import Workspace
 
     try:  # the layout run() found (and checked): no second discovery
-        state.save(Workspace.for_hook(layout.to_layout()), session=hook.session, origin=hook.event)
+        state.save(Workspace.for_hook(layout), session=hook.session, origin=hook.event)
     except (SecretFound, WorkAtRisk) as exc:
         # The agent can fix these; an internal error, by contrast, fails open.
         return f"STATE.md could not be saved: {exc.message}" + (

@@ -104,6 +104,12 @@ if TYPE_CHECKING:
     AnyLayout: TypeAlias = "Layout | HookLayout"
 
 
+def pathlib_layout(place: AnyLayout) -> Layout:
+    """Either layout as storage/layout.py's pathlib Layout, for the code that needs Path fields
+    (pygit2's Store, the commands); a HookLayout is converted, importing pathlib only then."""
+    return place.to_layout() if isinstance(place, HookLayout) else place
+
+
 def brain_dir() -> str:
     """Where the memory brain is (memory/storage/layout.py:brain_path, docs/memory.md):
     `AGY_BRAIN`, else `${XDG_DATA_HOME:-~/.local/share}/agy-state/brain.git`; here, in str, so

@@ -11,15 +11,17 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from gitstate.errors import WorkAtRisk
+
+# Paths may be str or Path, and are handled with os.path: an agent hook's save takes this lock,
+# and pathlib would cost it more than the save (docs/hooks.md, "Start-up cost").
 
 DEFAULT_WAIT = 30.0
 
 
 @contextmanager
-def held(path: Path, wait: float = DEFAULT_WAIT) -> Iterator[None]:
+def held(path: str | os.PathLike[str], wait: float = DEFAULT_WAIT) -> Iterator[None]:
     fd = acquire(path, wait)
     try:
         os.ftruncate(fd, 0)
@@ -29,11 +31,13 @@ def held(path: Path, wait: float = DEFAULT_WAIT) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the flock
 
 
-def acquire(path: Path, wait: float = DEFAULT_WAIT) -> int:
+def acquire(path: str | os.PathLike[str], wait: float = DEFAULT_WAIT) -> int:
     """Open `path` and take its flock within `wait` seconds; the descriptor, which the caller
     closes to release it. The file is left as the last holder wrote it (storage/refs.py reads
     what a killed holder recorded there)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = os.path.dirname(os.fspath(path))
+    if folder:  # a bare name is in the current directory
+        os.makedirs(folder, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)  # a lock file needs no reader but us
     try:
         deadline = time.monotonic() + wait
@@ -57,9 +61,10 @@ def acquire(path: Path, wait: float = DEFAULT_WAIT) -> int:
         raise
 
 
-def _holder(path: Path) -> str:
+def _holder(path: str | os.PathLike[str]) -> str:
     try:
-        pid = path.read_text().split("\n", 1)[0].strip()
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            pid = handle.read(64).split("\n", 1)[0].strip()
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""

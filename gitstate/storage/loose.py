@@ -23,7 +23,7 @@ import time
 import zlib
 
 from gitstate.storage import refs
-from gitstate.storage.layout import Layout
+from gitstate.storage.hooklayout import pathlib_layout
 from gitstate.storage.rawobjects import commit_bytes, is_oid, read_ref, tree_bytes, write_loose
 from gitstate.storage.snapshot_text import (
     DEFAULT_EMAIL,
@@ -45,6 +45,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from gitstate.storage.hooklayout import AnyLayout
+    from gitstate.storage.layout import Layout
     from gitstate.storage.snapshots import Store
 
     _Base = Store
@@ -71,7 +73,7 @@ class _Odd(Exception):
 # ---- when the hooks may use it --------------------------------------------------------------
 
 
-def config_files(layout: Layout) -> list[str]:
+def config_files(layout: AnyLayout) -> list[str]:
     """The files libgit2 reads, lowest priority first: system, XDG, global, the repository's.
     (libgit2 reads the system file even under GIT_CONFIG_NOSYSTEM, and reads ~/.gitconfig
     whatever GIT_CONFIG_GLOBAL says: the save must resolve what pygit2 would.)"""
@@ -81,11 +83,11 @@ def config_files(layout: Layout) -> list[str]:
         SYSTEM_CONFIG,
         os.path.join(xdg, "git", "config"),
         os.path.join(home, ".gitconfig"),
-        os.path.join(str(layout.commondir), "config"),
+        os.path.join(layout.commondir, "config"),
     ]
 
 
-def read_config(layout: Layout) -> dict[str, str | None] | None:
+def read_config(layout: AnyLayout) -> dict[str, str | None] | None:
     """Every `section[.sub].name` of those files, the last value winning (None: a boolean with
     no value); None when a file holds anything this strict reader does not know for certain
     (a continuation line, an escape it does not know, text that is not UTF-8)."""
@@ -107,18 +109,18 @@ def read_config(layout: Layout) -> dict[str, str | None] | None:
     return found
 
 
-def refusal(layout: Layout) -> str | None:
+def refusal(layout: AnyLayout) -> str | None:
     """Why the hooks' save must go through pygit2 here; None when LooseStore may write it."""
     return _refusal(layout)[0]
 
 
-def open_for_hook(layout: Layout) -> LooseStore | None:
+def open_for_hook(layout: AnyLayout) -> LooseStore | None:
     """A LooseStore when `refusal` finds nothing unusual, else None (pygit2's Store)."""
     reason, config = _refusal(layout)
     return LooseStore(layout, config) if reason is None and config is not None else None
 
 
-def _refusal(layout: Layout) -> tuple[str | None, dict[str, str | None] | None]:
+def _refusal(layout: AnyLayout) -> tuple[str | None, dict[str, str | None] | None]:
     if not os.environ.get("HOME"):
         return "HOME is not set", None
     for name in _UNUSUAL_ENV:
@@ -161,10 +163,12 @@ def _unusual(config: dict[str, str | None]) -> str | None:
 class LooseStore(_Base):
     """The Store methods the document writer calls on a hook's save; the rest are pygit2's."""
 
-    def __init__(self, layout: Layout, config: dict[str, str | None]) -> None:
-        self.layout = layout
+    def __init__(self, place: AnyLayout, config: dict[str, str | None]) -> None:
+        # The hook's save passes its str HookLayout: every path here is joined with os.path,
+        # and pathlib is loaded only if pygit2's Store (or a caller) asks for `layout`.
+        self.place = place
         self._config = config
-        self._objects = os.path.join(str(layout.commondir), "objects")
+        self._objects = os.path.join(place.commondir, "objects")
         self._cache: dict[str, tuple[bytes, bytes]] = {}
         self._store: Store | None = None
 
@@ -173,6 +177,11 @@ class LooseStore(_Base):
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(self._full(), name)
+
+    @property  # read-only here, derived from `place`; Store's is an attribute
+    def layout(self) -> Layout:  # type: ignore[override]
+        """The pathlib Layout pygit2's Store has, for the callers that ask a store for it."""
+        return pathlib_layout(self.place)
 
     def _full(self) -> Store:
         if self._store is None:
@@ -201,7 +210,7 @@ class LooseStore(_Base):
 
     def head_info(self) -> tuple[str | None, str | None]:
         try:
-            with open(os.path.join(str(self.layout.gitdir), "HEAD"), "rb") as handle:
+            with open(os.path.join(self.place.gitdir, "HEAD"), "rb") as handle:
                 head = handle.read(4096).decode("utf-8").strip()
             if is_oid(head):
                 return head, None
@@ -223,12 +232,12 @@ class LooseStore(_Base):
         if not refs.shared(ref) or ".." in ref.split("/"):
             raise _Odd(ref)
         try:
-            return read_ref(str(self.layout.commondir), ref)
+            return read_ref(self.place.commondir, ref)
         except (OSError, UnicodeDecodeError):
             raise _Odd(ref) from None
 
     def tip(self, ref: str | None = None) -> str | None:
-        name = ref or self.layout.state_ref
+        name = ref or self.place.state_ref
         try:
             value = self._ref_value(name)
             if value is None:
@@ -346,7 +355,7 @@ class LooseStore(_Base):
         found = self._cache.get(oid) or self._loose(oid)
         if found is None:
             for name, kind, body in _cat(
-                str(self.layout.commondir), [oid, f"{oid}^{{tree}}", f"{oid}:{STATE_FILE}"]
+                os.fspath(self.place.commondir), [oid, f"{oid}^{{tree}}", f"{oid}:{STATE_FILE}"]
             ):
                 self._cache[name] = (kind, body)
             found = self._cache.get(oid)
@@ -394,7 +403,7 @@ class LooseStore(_Base):
     def compare_and_swap(self, ref: str, expected: str | None, new: str, reason: str) -> bool:
         """Store.compare_and_swap for the chain's own ref (storage/refs.py, the same lock and
         reflog); any other ref, or a failure to say in words, is pygit2's Store's."""
-        if ref != self.layout.state_ref:
+        if ref != self.place.state_ref:
             return self._full().compare_and_swap(ref, expected, new, reason)
         try:
             name, email, seconds, offset = self._person("COMMITTER")
@@ -402,7 +411,7 @@ class LooseStore(_Base):
             return self._full().compare_and_swap(ref, expected, new, reason)
         log = f"{reflog_ident(name, email, seconds, offset)}\t{reflog_reason(reason)}"
         try:
-            return refs.update(self.layout.commondir, ref, expected, new, self._reader(ref), log)
+            return refs.update(self.place.commondir, ref, expected, new, self._reader(ref), log)
         except OSError:
             # Nothing moved; Store says why in its words (it meets the same refusal).
             return self._full().compare_and_swap(ref, expected, new, reason)

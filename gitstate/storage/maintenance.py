@@ -10,24 +10,28 @@ from __future__ import annotations
 import contextlib
 import os
 
-from gitstate.storage.layout import Layout
+# Type checkers take this as typing.TYPE_CHECKING (True); at run time the pathlib Layout stays
+# unloaded: an agent hook's save asks gc_due (docs/hooks.md, "Start-up cost").
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitstate.storage.hooklayout import AnyLayout
 
 DEFAULT_GC_AUTO = 6700
 
 
-def loose_estimate(layout: Layout) -> int:
+def loose_estimate(layout: AnyLayout) -> int:
     try:
-        return len(os.listdir(layout.commondir / "objects" / "17")) * 256
+        return len(os.listdir(os.path.join(layout.commondir, "objects", "17"))) * 256
     except OSError:
         return 0
 
 
-def gc_due(layout: Layout, gc_auto: int | None) -> bool:
+def gc_due(layout: AnyLayout, gc_auto: int | None) -> bool:
     limit = DEFAULT_GC_AUTO if gc_auto is None else gc_auto
     return limit > 0 and loose_estimate(layout) > limit
 
 
-def start_gc(layout: Layout) -> None:
+def start_gc(layout: AnyLayout) -> None:
     """`git gc --auto --quiet` in its own session; never raises, never waits."""
     import subprocess  # here, not at the top: ~3 ms that only the rare save with gc due pays
 

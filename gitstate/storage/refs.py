@@ -20,14 +20,14 @@ for a writer whose attempt is one function).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 from gitstate.errors import CannotWrite, WorkAtRisk
 from gitstate.storage import lock as lock_mod
-from gitstate.storage.layout import AGY_DIR
+from gitstate.storage.hooklayout import AGY_DIR
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded:
 # an agent hook's save moves the chain through here (storage/loose.py).
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from typing import TypeVar
 
     T = TypeVar("T")
+# Paths are strings here, joined with os.path: an agent hook's save comes through, and pathlib
+# would cost it more than the update (docs/hooks.md, "Start-up cost"). Callers may pass a Path.
 MAX_ATTEMPTS = 20  # lost races before a writer gives up (WorkAtRisk)
 # How long a ref lock not proven ours is waited for (by our clock, not its mtime, so a future
 # mtime costs no more): git holds one for milliseconds. doctor reports older ones.
@@ -73,7 +75,12 @@ def retry(ref: str, attempt: Callable[[], T | None], outcome: str = "nothing was
 
 
 def update(
-    commondir: Path, ref: str, expected: str | None, new: str, current: Reader, log: str
+    commondir: str | os.PathLike[str],
+    ref: str,
+    expected: str | None,
+    new: str,
+    current: Reader,
+    log: str,
 ) -> bool:
     """Move `ref` from `expected` (None: absent, a create-only write) to `new`, with the reflog
     line `log` (`<who> <when>\\t<message>`). False when the ref does not hold `expected`.
@@ -83,15 +90,16 @@ def update(
     """
     if not shared(ref):
         raise ValueError(f"{ref} is not a ref of the common git dir")
-    fd = lock_mod.acquire(commondir / AGY_DIR / WRITER_LOCK, WRITER_WAIT)
-    made: Path | None = None
+    root = os.fspath(commondir)
+    fd = lock_mod.acquire(os.path.join(root, AGY_DIR, WRITER_LOCK), WRITER_WAIT)
+    made: str | None = None
     try:
-        _recover(commondir, fd)
-        made = _lock(commondir, ref, new, fd)
+        _recover(root, fd)
+        made = _lock(root, ref, new, fd)
         if current() != expected:
             return False
-        _append_log(commondir, ref, expected, new, log)
-        os.rename(made, commondir / ref)
+        _append_log(root, ref, expected, new, log)
+        os.rename(made, os.path.join(root, ref))
         made = None
         return True
     finally:
@@ -121,12 +129,12 @@ def zero_id(like: str) -> str:
 # ---- our lock ------------------------------------------------------------------------------
 
 
-def _lock(commondir: Path, ref: str, new: str, fd: int) -> Path:
+def _lock(commondir: str, ref: str, new: str, fd: int) -> str:
     """Create `<ref>.lock` holding `new`, recorded as ours before it exists: written as a
     temporary file first, recorded, then hard-linked into place (which fails if the name is
     taken), so no moment exists when our lock is there but not recorded."""
-    lock = commondir / (ref + ".lock")
-    tmp = commondir / AGY_DIR / WRITER_TMP
+    lock = os.path.join(commondir, ref + ".lock")
+    tmp = os.path.join(commondir, AGY_DIR, WRITER_TMP)
     _unlink(tmp)
     out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -157,8 +165,8 @@ def _lock(commondir: Path, ref: str, new: str, fd: int) -> Path:
         _unlink(tmp)
 
 
-def _lock_without_link(commondir: Path, ref: str, new: str, fd: int, wait: _Wait) -> Path:
-    lock = commondir / (ref + ".lock")
+def _lock_without_link(commondir: str, ref: str, new: str, fd: int, wait: _Wait) -> str:
+    lock = os.path.join(commondir, ref + ".lock")
     while True:
         try:
             out = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -176,16 +184,16 @@ def _lock_without_link(commondir: Path, ref: str, new: str, fd: int, wait: _Wait
         return lock
 
 
-def _make_folder(commondir: Path, ref: str) -> None:
+def _make_folder(commondir: str, ref: str) -> None:
     """The folders a new ref's lock goes in. A prefix that is a ref itself (`refs/agy` a file)
     is git's clash: `'refs/agy' exists; cannot create 'refs/agy/x'`."""
     try:
-        (commondir / ref).parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.join(commondir, ref)), exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         parts = ref.split("/")
         for end in range(2, len(parts)):
             prefix = "/".join(parts[:end])
-            if (commondir / prefix).is_file():
+            if os.path.isfile(os.path.join(commondir, prefix)):
                 raise CannotWrite(
                     f"cannot lock ref '{ref}': '{prefix}' exists; cannot create '{ref}'",
                     hint=f"a ref cannot be both a name and a folder; rename or delete {prefix}",
@@ -204,7 +212,7 @@ def _record(fd: int, text: str) -> None:
     os.pwrite(fd, data + b" " * (RECORD_BYTES - len(data)) + b"\n", 0)
 
 
-def _recover(commondir: Path, fd: int) -> None:
+def _recover(commondir: str, fd: int) -> None:
     """With the writer flock in hand, every earlier holder has ended. One that recorded a lock
     and never cleared the record was killed inside its update: remove that lock, if it is still
     the very file recorded (device, inode and mtime), and its temporary file."""
@@ -212,16 +220,16 @@ def _recover(commondir: Path, fd: int) -> None:
     fields = said[1].split() if len(said) > 1 else []
     if not fields:
         return  # the last holder finished (or there was none)
-    _unlink(commondir / AGY_DIR / WRITER_TMP)
+    _unlink(os.path.join(commondir, AGY_DIR, WRITER_TMP))
     if len(fields) == 4 and all(f.isdigit() for f in fields[1:]):
         ref, dev, ino, mtime = fields[0], int(fields[1]), int(fields[2]), int(fields[3])
-        lock = commondir / (ref + ".lock")
+        lock = os.path.join(commondir, ref + ".lock")
         if shared(ref) and ".." not in ref.split("/") and _identity(lock) == (dev, ino, mtime):
             _unlink(lock)
     _record(fd, "")
 
 
-def _identity(path: Path) -> tuple[int, int, int] | None:
+def _identity(path: str) -> tuple[int, int, int] | None:
     try:
         st = os.lstat(path)
     except OSError:
@@ -239,7 +247,7 @@ class _Wait:
     refs/agy/, where only we write and git holds a lock for milliseconds: there it is taken
     over (a writer killed before its lock was recorded, or by a version that did not record)."""
 
-    def __init__(self, ref: str, lock: Path) -> None:
+    def __init__(self, ref: str, lock: str) -> None:
         self.ref, self.lock = ref, lock
         self.began = time.monotonic()
         self.seen: tuple[int, int, int] | None = None
@@ -275,7 +283,7 @@ class _Wait:
         )
 
 
-def _unlink_or_say(lock: Path) -> None:
+def _unlink_or_say(lock: str) -> None:
     """Take over an abandoned lock; a folder or an undeletable file is no lock we can take."""
     try:
         os.unlink(lock)
@@ -288,21 +296,22 @@ def _unlink_or_say(lock: Path) -> None:
         ) from None
 
 
-def _unlink(path: Path) -> None:
-    path.unlink(missing_ok=True)
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 # ---- the reflog ----------------------------------------------------------------------------
 
 
-def _append_log(commondir: Path, ref: str, old: str | None, new: str, log: str) -> None:
+def _append_log(commondir: str, ref: str, old: str | None, new: str, log: str) -> None:
     """One line in `logs/<ref>`, under the ref's lock, before the ref moves (as git does)."""
-    path = commondir / "logs" / ref
+    path = os.path.join(commondir, "logs", ref)
     line = f"{old or zero_id(new)} {new} {log}\n".encode()
     try:
         out = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         out = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
         os.write(out, line)

@@ -9,25 +9,32 @@ are composed here only. Nothing heavier than `re` and `time` at import: the hook
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections import namedtuple
 
-from gitstate.storage.layout import VIEW_NAME
+from gitstate.storage.hooklayout import VIEW_NAME
 
 FORMAT_VERSION = "1"
 STATE_FILE = VIEW_NAME
 DEFAULT_NAME = "git-agy-state"  # the identity when neither the environment nor config has one
 DEFAULT_EMAIL = "agy-state@localhost"
-_TRAILER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
-_DATE_RE = re.compile(r"^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$")
-CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
-IDENT_CRUD = re.compile(r"[<>\x00-\x1f\x7f]")  # what git strips from a name or email
+_DATE = r"^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$"
+# What an agent hook's save runs (a reflog line, a tip's trailers) is done with str methods,
+# not patterns: each compile costs the hook about 1% of its run (docs/hooks.md, "Start-up
+# cost"). The controls, as a reflog line may not hold them; and what git strips from a name or
+# email.
+_CONTROLS = "".join(map(chr, range(32))) + "\x7f"
+_CONTROLS_TO_SPACE = str.maketrans(_CONTROLS, " " * len(_CONTROLS))
+_IDENT_CRUD = str.maketrans("", "", "<>" + _CONTROLS)
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_KEY_CHARS = _LETTERS | frozenset("0123456789-")
+_compiled: dict[str, Pattern[str]] = {}
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded:
 # the agent hooks' save reads a tip's trailers through Snapshot.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from re import Pattern
     from typing import NamedTuple
 
     class _SnapshotFields(NamedTuple):
@@ -89,11 +96,16 @@ def parse_trailers(message: str) -> dict[str, str]:
         return {}
     found: dict[str, str] = {}
     for line in paragraphs[-1].splitlines():
-        match = _TRAILER_RE.match(line.strip())
-        if match is None:
+        key, colon, value = line.strip().partition(":")
+        if not (colon and _trailer_key(key)):
             return {}
-        found[match.group(1)] = match.group(2).strip()
+        found[key] = value.strip()
     return found
+
+
+def _trailer_key(key: str) -> bool:
+    """`[A-Za-z][A-Za-z0-9-]*`: a trailer's key, ASCII only, as git's interpret-trailers."""
+    return bool(key) and key[0] in _LETTERS and all(c in _KEY_CHARS for c in key)
 
 
 def parse_date(value: str) -> tuple[int, int] | None:
@@ -119,7 +131,11 @@ def parse_date(value: str) -> tuple[int, int] | None:
 def parse_plain_date(text: str) -> tuple[int, int] | None:
     """(seconds, offset minutes) from `@secs tz` or `secs tz` (the zone optional); None for
     anything else (an ISO date, which only parse_date, or git, reads)."""
-    match = _DATE_RE.match(text)
+    if _DATE not in _compiled:  # compiled on first use: only a GIT_*_DATE comes here
+        import re
+
+        _compiled[_DATE] = re.compile(_DATE)
+    match = _compiled[_DATE].match(text)
     if match is None:
         return None
     sign = -1 if match.group(2) == "-" else 1
@@ -173,12 +189,12 @@ def tz(offset_minutes: int) -> str:
 
 def reflog_ident(name: str, email: str, seconds: int, offset_minutes: int) -> str:
     """`Name <email> seconds +hhmm`: the committer, as git writes a reflog line."""
-    name = IDENT_CRUD.sub("", name).strip() or DEFAULT_NAME
-    email = IDENT_CRUD.sub("", email).strip()
+    name = name.translate(_IDENT_CRUD).strip() or DEFAULT_NAME
+    email = email.translate(_IDENT_CRUD).strip()
     return signature(name, email, seconds, offset_minutes)
 
 
 def reflog_reason(reason: str) -> str:
     """A reflog line is one line of text: a NUL or a newline from a damaged document's title
     would break the log (git refuses such a message too)."""
-    return CONTROLS.sub(" ", reason)
+    return reason.translate(_CONTROLS_TO_SPACE)

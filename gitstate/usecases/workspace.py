@@ -17,7 +17,7 @@ from gitstate.document.validate import LIMIT_CODES, Report, check_bytes, decode
 from gitstate.errors import Failure, InvalidDocument
 from gitstate.storage import lock as lock_mod
 from gitstate.storage import view
-from gitstate.storage.layout import Layout
+from gitstate.storage.hooklayout import pathlib_layout
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded:
 # an agent hook that saves opens a Workspace (for_hook).
@@ -25,16 +25,30 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from gitstate.storage.hooklayout import AnyLayout
+    from gitstate.storage.layout import Layout
     from gitstate.storage.snapshots import Store
 
 
 class Workspace:
     """The store (pygit2) is opened on first use: a command that only asks git (a sync with
-    nothing to merge) never pays pygit2's start-up."""
+    nothing to merge) never pays pygit2's start-up.
 
-    def __init__(self, layout: Layout, store: Store | None = None) -> None:
-        self.layout = layout
+    `place` is the layout the workspace was opened with: the pathlib Layout for a command, the
+    str HookLayout for an agent hook's save. A save goes through `place` only, with os.path, so
+    the hook never loads pathlib (docs/hooks.md, "Start-up cost"); `layout` is the pathlib
+    Layout the rest of the use cases take, made from a HookLayout on first use."""
+
+    def __init__(self, layout: AnyLayout, store: Store | None = None) -> None:
+        self.place = layout
+        self._layout: Layout | None = None
         self._store = store
+
+    @property
+    def layout(self) -> Layout:
+        if self._layout is None:
+            self._layout = pathlib_layout(self.place)
+        return self._layout
 
     @property
     def store(self) -> Store:
@@ -56,7 +70,7 @@ class Workspace:
         return cls(layout, store)
 
     @classmethod
-    def for_hook(cls, layout: Layout) -> Workspace:
+    def for_hook(cls, layout: AnyLayout) -> Workspace:
         """The work tree an agent hook saves in: its store is the standard-library one where
         that provably writes what pygit2's would, else pygit2's (docs/hooks.md, "The hooks'
         own save")."""
@@ -66,17 +80,23 @@ class Workspace:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        with lock_mod.held(self.layout.agy_dir / "lock"):
-            view.clean_stale_tmp(self.layout)
+        with lock_mod.held(os.path.join(self.place.agy_dir, "lock")):
+            view.clean_stale_tmp(self.place)
             yield
 
-    def require_workdir(self) -> Path:
-        if self.layout.workdir is None:
+    def check_workdir(self) -> None:
+        """Failure in a bare repository; asked of `place`, so a hook's save loads no pathlib."""
+        if self.place.workdir is None:
             raise Failure(
                 "this command needs a work tree; the repository is bare",
                 hint="run it in a clone with a work tree",
             )
-        return self.layout.workdir
+
+    def require_workdir(self) -> Path:
+        self.check_workdir()
+        workdir = self.layout.workdir
+        assert workdir is not None  # the same place as `place`
+        return workdir
 
     # ---- documents ------------------------------------------------------------------------
 
@@ -105,11 +125,11 @@ class Workspace:
         return parse(text)
 
     def view_bytes(self) -> bytes | None:
-        return view.read(self.layout)
+        return view.read(self.place)
 
     def view_state(self, data: bytes | None, tip: str | None) -> str:
         """`missing`, `clean` or `dirty`; a view equal to the tip is clean even with no record."""
-        state = view.status(self.layout, data)
+        state = view.status(self.place, data)
         if state != "dirty" or data is None or tip is None:
             return state
         if view.blob_id(data) == self.store.state_blob(tip):
@@ -122,7 +142,7 @@ class Workspace:
 
     def view_report(self, data: bytes) -> Report:
         # The view is read only up to just past the limit; name the file's real size.
-        size = view.size(self.layout) if len(data) > MAX_BYTES else None
+        size = view.size(self.place) if len(data) > MAX_BYTES else None
         return check_bytes(data, self.new_language(), size)
 
     def view_document(self, data: bytes, over_limit_ok: bool = False) -> Document:
@@ -144,8 +164,8 @@ class Workspace:
 
     def recorded_snapshot(self) -> str | None:
         """The snapshot the view was last written from, if it still exists."""
-        record = view.read_record(self.layout)
-        if record is None or record.ref != self.layout.state_ref:
+        record = view.read_record(self.place)
+        if record is None or record.ref != self.place.state_ref:
             return None
         if not self.store.has_object(record.snapshot):
             return None

@@ -54,7 +54,7 @@ def commit_on(
     else:
         assert state is None or isinstance(state, bytes)
         commit = store.create_snapshot(state, parents, message)
-    target = ref or ws.layout.state_ref
+    target = ref or ws.place.state_ref
     if store.compare_and_swap(target, tip, commit, f"agy-state: {subject}"):
         return commit
     return None
@@ -84,7 +84,7 @@ def append_locked(
     ref: str | None = None,
 ) -> str:
     """append() for a caller that already holds the work tree's lock."""
-    target = ref or ws.layout.state_ref
+    target = ref or ws.place.state_ref
 
     def attempt() -> str | None:
         tip = ws.store.tip(target)

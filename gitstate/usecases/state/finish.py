@@ -86,7 +86,7 @@ def archive_locked(ws: Workspace, task_tip: str, doc: Document) -> str:
         raise
     # The view leaves the work tree only if it still holds what was archived.
     if ws.view_bytes() == render(doc).encode():
-        view.remove(ws.layout)
+        view.remove(ws.place)
     return ref
 
 
@@ -94,7 +94,7 @@ def _close(ws: Workspace, task_tip: str, closing: str, subject: str) -> None:
     """Move the chain from the task's tip to its closing snapshot. A failed swap is retried
     while the chain still holds the task's tip (a lock a killed writer left is cleared on the
     way, docs/format.md); a chain that moved elsewhere is WorkAtRisk."""
-    store, state_ref = ws.store, ws.layout.state_ref
+    store, state_ref = ws.store, ws.place.state_ref
 
     def attempt() -> bool | None:
         if store.compare_and_swap(state_ref, task_tip, closing, f"agy-state: {subject}"):
@@ -134,7 +134,7 @@ def remember(ws: Workspace, ref: str) -> None:
         from gitstate import error_map  # only a failure needs its wording
 
         logs.append(
-            ws.layout.agy_dir,
+            ws.place.agy_dir,
             logs.MEMORY_LOG,
             f"archive {ref}: not recorded in the brain: {error_map.log_text(exc)}",
         )

@@ -207,7 +207,7 @@ def write_as(
 ) -> Written:
     """The one write path: see the module doc. `allow_secret` lets a credential through the
     scan; `force` lets a restore replace unsaved edits (kept aside, said in `overwritten`)."""
-    ws.require_workdir()
+    ws.check_workdir()
     with ws.locked():
         written = _write_locked(ws, intent, produce, subject, allow_secret, session, force)
     if written.archived:
@@ -253,7 +253,7 @@ def _write_locked(
         text = render(new)
         line = one_line(subject(changed, produced.summary))
         message = _message(ws, tip, tip_doc, data, text, line, changed, allow_secret, session)
-        view.check_record_writable(ws.layout)  # nothing moves that could not be finished
+        view.check_record_writable(ws.place)  # nothing moves that could not be finished
         commit = chain.commit_on(ws, tip, text.encode(), message, line)
         if commit is None:
             return None  # the ref moved: rebuild on the new tip
@@ -261,7 +261,7 @@ def _write_locked(
         archived = _finish_if_done(ws, intent, commit, tip_doc, new, merged or kept)
         return Written(Outcome.SAVED, commit, changed, notices, merged, kept, overwritten, archived)
 
-    return refs.retry(ws.layout.state_ref, attempt, "nothing was saved")
+    return refs.retry(ws.place.state_ref, attempt, "nothing was saved")
 
 
 def _finish_if_done(
@@ -293,7 +293,7 @@ def guard_unsaved(
             f"STATE.md has unsaved edits; {action} would overwrite them",
             hint="git agy-state save first, or --force (the edits are kept under .git/agy/)",
         )
-    return view.keep_overwritten(ws.layout, data)
+    return view.keep_overwritten(ws.place, data)
 
 
 def _starting_point(
@@ -394,8 +394,8 @@ def _replace_view(ws: Workspace, read: bytes | None, new: bytes, snapshot: str) 
     """Write the view unless it changed since we read it (someone is editing: keep theirs)."""
     if ws.view_bytes() != read:
         return False
-    view.write(ws.layout, new, snapshot)
-    exclude.ensure_view(ws.layout)
+    view.write(ws.place, new, snapshot)
+    exclude.ensure_view(ws.place)
     return True
 
 
@@ -405,7 +405,7 @@ def _nonempty(doc: Document) -> tuple[str, ...]:
 
 def _maintain(ws: Workspace) -> None:
     """Start git's gc in the background when enough loose objects piled up."""
-    layout = ws.layout
+    layout = ws.place
     if maintenance.gc_due(layout, _int(ws.store.config_value("gc.auto"))):
         maintenance.start_gc(layout)
 
