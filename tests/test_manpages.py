@@ -11,8 +11,10 @@ import zipfile
 from pathlib import Path
 
 import click
+import pygit2
 import pytest
 
+import gitstate
 from gitstate.cli import main, manpages, summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,6 +102,7 @@ def _built_wheel(tmp_path: Path) -> Path:
     source = tmp_path / "source"
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     shutil.copytree(ROOT / "gitstate", source / "gitstate", ignore=ignore)
+    shutil.copytree(ROOT / "scripts", source / "scripts", ignore=ignore)
     for name in ("setup.py", "pyproject.toml", "README.md", "LICENSE", "NOTICE"):
         shutil.copy(ROOT / name, source / name)
     out = tmp_path / "wheel"
@@ -125,24 +128,78 @@ def test_the_wheel_carries_the_licences(built_wheel: Path) -> None:
     assert "Permission is hereby granted" in words
 
 
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory, built_wheel: Path) -> Path:
+    """The wheel installed into a venv of its own (never --prefix from this one: pip would take
+    the editable install out of the environment running the tests): bin/ and share/man/ side by
+    side. Its dependencies are this environment's: a .pth line appends the folders holding click
+    and pygit2 to its sys.path, after its own site-packages, so `gitstate` is the wheel's (a
+    folder named in a .pth is not a site folder: the editable install's own .pth there stays
+    unread)."""
+    prefix = tmp_path_factory.mktemp("installed") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True)
+    python = str(prefix / "bin" / "python")
+    _pip("--python", python, "install", "-q", "--no-deps", "--no-index", str(built_wheel))
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    found = {str(Path(module.__file__ or "").resolve().parent.parent) for module in (click, pygit2)}
+    (Path(site) / "test-deps.pth").write_text("".join(f"{d}\n" for d in sorted(found)))
+    return prefix
+
+
+def _imported(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    """The modules a process imported, in the order `-X importtime` reports them: a module once
+    all it imports is in, so a package's line follows its submodules' and precedes what the code
+    run after the import brings in."""
+    return [
+        line.rsplit("|", 1)[-1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and not line.endswith("imported package")
+    ]
+
+
+def test_the_installed_command_imports_nothing_before_ours(wheel_venv: Path) -> None:
+    """`git-agy-state` is our launcher (scripts/git-agy-state), not the script pip generates for
+    an entry point, which imports `re` first: about two thirds of a bare interpreter's start-up,
+    paid by every command (docs/commands.md, "Install and the launcher"). Run as a user runs it,
+    by its shebang, the modules imported before `gitstate` are exactly a bare `python -c pass`'s
+    in the same venv."""
+    script = wheel_venv / "bin" / "git-agy-state"
+    python = wheel_venv / "bin" / "python"
+    assert script.read_text().splitlines()[0] == f"#!{python}"  # pip's rewrite of `#!python`
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPROFILEIMPORTTIME"] = "1"
+    proc = subprocess.run(
+        [str(script), "--version"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == f"git agy-state, version {gitstate.__version__}\n"
+    order = _imported(proc)
+    assert "gitstate" in order and order.index("gitstate.entry") > order.index("gitstate")
+    launcher_imports = order[: order.index("gitstate")]
+    assert "re" not in launcher_imports
+    bare = subprocess.run(
+        [str(python), "-c", "pass"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert launcher_imports == _imported(bare)
+
+
 @needs_man
 def test_the_wheel_carries_the_pages_and_git_agy_state_help_shows_them(
-    tmp_path: Path, built_wheel: Path
+    tmp_path: Path, built_wheel: Path, wheel_venv: Path
 ) -> None:
-    wheel = built_wheel
-    with zipfile.ZipFile(wheel) as archive:
+    with zipfile.ZipFile(built_wheel) as archive:
         pages = {
             Path(name).name
             for name in archive.namelist()
             if name.startswith("git_agy_state-") and "/data/share/man/man1/" in name
         }
     assert pages == {Path(p).name for p in manpages.write(str(tmp_path / "pages"))}
-    # Installed into a venv of its own (never --prefix from this one: pip would take the
-    # editable install out of the environment running the tests): bin/ and share/man/ side by side.
-    prefix = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True)
-    python = str(prefix / "bin" / "python")
-    _pip("--python", python, "install", "-q", "--no-deps", "--no-index", str(wheel))
+    prefix = wheel_venv
     assert (prefix / "bin" / "git-agy-state").exists()
     assert (prefix / "share" / "man" / "man1" / "git-agy-state-patch.1").exists()
     # A user's shell: the prefix's bin on PATH, MANPATH unset (man derives <prefix>/share/man
