@@ -165,7 +165,10 @@ def test_the_server_killed_with_its_group_leaves_the_job_running(
         running = await poll(client, seen["job"], "pid_agent")
         seen["supervisor"] = running["pid_supervisor"]
         seen["server"] = _parent(seen["supervisor"])
-        os.killpg(os.getpgid(seen["server"]), signal.SIGKILL)
+        # Only ever the server's own group (it leads it: the SDK starts it in a new session).
+        assert _cmdline(seen["server"])[-3:] == ["mcp", "--repo", str(jobs_repo.path)]
+        assert os.getpgid(seen["server"]) == seen["server"] != os.getpgid(0)
+        os.killpg(seen["server"], signal.SIGKILL)
 
     # The client may or may not report the server's death as it leaves: that is the SDK's.
     with contextlib.suppress(Exception):
