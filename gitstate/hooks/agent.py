@@ -411,12 +411,13 @@ def _view_reason(hook: Hook, layout: Layout, data: bytes) -> str | None:
         refusal = _judge(hook, layout, data, configured)
         if refusal:
             return refusal
-        view.write_valid_mark(layout, mark)
-        if not clean:
+        if clean:
+            view.write_valid_mark(layout, mark)
+        else:  # the mark is for the bytes the save writes back, not these
             refusal = _save_if_dirty(hook, layout, data)
             if refusal:
                 return refusal
-            data = _mark_saved(hook, layout, data, configured)
+            data = _mark_saved(hook, layout, data, mark, configured)
     if b"[>]" not in data and b"[&gt;]" not in data:
         return None  # a step in progress is a `- [>] ` line (or Gemini's `[&gt;]`): none there
     return _step_reason(data, configured)
@@ -450,14 +451,19 @@ def _valid_mark(data: bytes, configured: str | None) -> str:
     return " ".join([view.blob_id(data), gitstate.__version__, _rules_identity(), repr(settings)])
 
 
-def _mark_saved(hook: Hook, layout: Layout, before: bytes, configured: str | None) -> bytes:
-    """The view a save wrote back (its title's time is new, a Gemini marker repaired), marked
-    valid when it is: else the next turn's stop guard, finding it clean but unmarked, would
-    load every document module to judge it again. Judging here costs little, those modules
-    being loaded already. The view read back when it is valid, else `before` (another writer
-    may have replaced it meanwhile: the next turn judges that)."""
+def _mark_saved(
+    hook: Hook, layout: Layout, before: bytes, before_mark: str, configured: str | None
+) -> bytes:
+    """The view a save wrote back (its title's time may be new, a Gemini marker repaired),
+    marked valid when it is: else the next turn's stop guard, finding it clean but unmarked,
+    would load every document module to judge it again. Judging here costs little, those
+    modules being loaded already. The view read back when it is valid, else `before` (another
+    writer may have replaced it meanwhile: the next turn judges that)."""
     written = view.read(layout)
-    if written is None or written == before or _judge(hook, layout, written, configured):
+    if written == before:
+        view.write_valid_mark(layout, before_mark)
+        return before
+    if written is None or _judge(hook, layout, written, configured):
         return before
     view.write_valid_mark(layout, _valid_mark(written, configured))
     return written
