@@ -23,6 +23,7 @@ or /proc, or a fork the system refuses starts the interpreter instead, as before
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
 import signal
@@ -32,6 +33,7 @@ import threading
 from typing import NamedTuple, NoReturn
 
 from gitstate.errors import EXIT_FAILURE
+from gitstate.jobs.storage import supervisor_git
 from gitstate.jobs.storage.files import JobFiles
 from gitstate.jobs.usecases import supervise
 from gitstate.storage import launcher, private
@@ -48,8 +50,16 @@ class Started(NamedTuple):
     forked: bool  # a fork: it records its own pid at its first look at the queue (ms away)
 
 
-def start(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: str) -> Started:
-    """Start the supervisor of `job`'s round `round_no`, handing it the locked `fd`."""
+def start(
+    layout: Layout,
+    job: JobFiles,
+    round_no: int,
+    fd: int,
+    cwd: str,
+    preset: supervisor_git.Preset | None = None,
+) -> Started:
+    """Start the supervisor of `job`'s round `round_no`, handing it the locked `fd`, and to a
+    fork the settings this process read (`preset`: a fresh interpreter reads them itself)."""
     _reap()
     argv = ["--repo", str(layout.commondir), "--job", job.id, "--round", str(round_no)]
     argv += ["--lock-fd", str(fd)]
@@ -59,7 +69,7 @@ def start(layout: Layout, job: JobFiles, round_no: int, fd: int, cwd: str) -> St
         except OSError:
             pid = -1  # no memory or no process slot for a copy: the interpreter may still start
         if pid == 0:
-            _child(job, fd, cwd, argv)  # never returns
+            _child(job, fd, cwd, argv, preset)  # never returns
         if pid > 0:
             _forked.add(pid)
             return Started(pid, forked=True)
@@ -87,12 +97,19 @@ def _spawn(job: JobFiles, fd: int, cwd: str, argv: list[str]) -> int:
     return proc.pid
 
 
-def _child(job: JobFiles, fd: int, cwd: str, argv: list[str]) -> NoReturn:
+def _child(
+    job: JobFiles, fd: int, cwd: str, argv: list[str], preset: supervisor_git.Preset | None
+) -> NoReturn:
     """The forked supervisor: made to look like a fresh one, then supervise.main; never
     returns into the caller's code, whatever happens."""
     code = EXIT_FAILURE
     own_stdio = False
     try:
+        # The caller's objects out of this process's collections: a collection walks every
+        # object it tracks and so writes to each page holding one, and each such page is then
+        # copied from the caller's (copy-on-write): a full collection here cost ≈ 17 ms of CPU,
+        # most of a round's own. Nothing of the caller's needs collecting in a fork of it.
+        gc.freeze()
         os.setsid()
         _stdio(job)  # first: the caller's stdout may be a pipe someone reads to its end
         own_stdio = True
@@ -102,7 +119,7 @@ def _child(job: JobFiles, fd: int, cwd: str, argv: list[str]) -> NoReturn:
         os.chdir(cwd)
         if not _retitle(f"agy-state supervisor {job.id} round {argv[argv.index('--round') + 1]}"):
             _exec(fd, argv)  # the caller's command line (a --text plan) must not stay on show
-        code = supervise.main(argv)
+        code = supervise.main(argv, preset)
     except BaseException as exc:  # a child must not unwind into its parent's code
         with contextlib.suppress(BaseException):  # nothing is left to tell it to
             os.write(2, f"supervisor: {type(exc).__name__}: {exc}\n".encode(errors="replace"))

@@ -22,7 +22,7 @@ from gitstate.jobs.document import config as config_mod
 from gitstate.jobs.document import plan
 from gitstate.jobs.document.config import JobConfig
 from gitstate.jobs.storage import files as jobfiles
-from gitstate.jobs.storage import records
+from gitstate.jobs.storage import records, supervisor_git
 from gitstate.jobs.storage.files import JobFiles
 from gitstate.jobs.usecases import launch, lifecycle, queue
 from gitstate.jobs.usecases.lifecycle import Meta
@@ -97,7 +97,8 @@ def run(
 ) -> Submitted:
     """Create a job from `plan_text` on the current HEAD and queue it (see the module doc)."""
     store = records.main_store(layout)
-    config = config_mod.load(store.config_value)
+    preset = supervisor_git.preset(layout, store.config_value)
+    config = config_mod.load(supervisor_git.config_reader(layout, preset.values))
     require_agent(config)
     effort = config_mod.check_effort(effort) or config.effort
     timeout = timeout or config.timeout
@@ -161,7 +162,7 @@ def run(
         "feedback": None,
         "queue_seq": None,
     }
-    return _enqueue(layout, job, meta, config, warnings, fresh=True)
+    return _enqueue(layout, job, meta, config, preset, warnings, fresh=True)
 
 
 def feedback(layout: Layout, job_id: str, message: str) -> Submitted:
@@ -176,7 +177,8 @@ def feedback(layout: Layout, job_id: str, message: str) -> Submitted:
             hint="wait for it: git agy-state job watch " + job_id,
         )
     store = records.main_store(layout)
-    config = config_mod.load(store.config_value)
+    preset = supervisor_git.preset(layout, store.config_value)
+    config = config_mod.load(supervisor_git.config_reader(layout, preset.values))
     require_agent(config)
     job = jobfiles.files(layout, job_id)
     previous = jobfiles.read_json(job.result)
@@ -221,7 +223,7 @@ def feedback(layout: Layout, job_id: str, message: str) -> Submitted:
         )
         return current
 
-    return _enqueue(layout, job, meta, config, tuple(warnings), fresh=False, change=requeue)
+    return _enqueue(layout, job, meta, config, preset, tuple(warnings), fresh=False, change=requeue)
 
 
 def _enqueue(
@@ -229,6 +231,7 @@ def _enqueue(
     job: JobFiles,
     meta: Meta,
     config: JobConfig,
+    preset: supervisor_git.Preset,
     warnings: tuple[str, ...],
     fresh: bool,
     change: Any = None,
@@ -249,7 +252,7 @@ def _enqueue(
             place = queue.position(standing, config.max_concurrent)
         for orphan in orphans:
             lifecycle.finish_orphan(layout, orphan)
-        started = launch.start(layout, job, current["round"], fd, str(current["project"]))
+        started = launch.start(layout, job, current["round"], fd, str(current["project"]), preset)
     except BaseException:
         if fresh:
             _roll_back(records.main_store(layout), job, meta.get("branch") is None)

@@ -45,15 +45,24 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 class Supervisor:
-    def __init__(self, layout: Layout, job_id: str, round_no: int) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        job_id: str,
+        round_no: int,
+        preset: supervisor_git.Preset | None = None,
+    ) -> None:
         self.layout = layout
         self.job: JobFiles = jobfiles.files(layout, job_id)
         self.round = round_no
         self.settings: JobConfig | None = None  # as read at the start; _limit reads it again
-        self.git_settings: dict[str, str] | None = None  # the one git config read of the start
+        # The start's one read, for the settings and the record: the submitter's when it forked
+        # this process (supervisor_git.Preset), else one `git config` process.
+        self.git_settings: dict[str, str] | None = preset.values if preset else None
         self.rang = False  # the round settled and rang: nothing is left to announce at exit
         self.limit: int | None = None  # maxConcurrent as last read, with the config files'
-        self.limit_stamp: tuple[tuple[int, int], ...] = ()  # sizes and times then
+        # sizes and times taken just before that read (None: not taken yet)
+        self.limit_stamp: supervisor_git.Stamp | None = preset.stamp if preset else None
 
     def run(self) -> None:
         meta = jobfiles.read_json(self.job.meta)
@@ -61,6 +70,8 @@ class Supervisor:
             return
         if meta.get("round") != self.round:
             return
+        if self.limit_stamp is None:  # before the read: a change after it is seen by _limit
+            self.limit_stamp = supervisor_git.config_stamp(self.layout)
         try:
             config = self.settings = self._config()
         except AgyError as exc:
@@ -82,23 +93,27 @@ class Supervisor:
         self._run_round(claimed, config)
 
     def _config(self) -> JobConfig:
-        if self.git_settings is None:  # the start: read once, for the settings and the record
+        """The start's settings: read once, for the settings and the record (or handed over)."""
+        if self.git_settings is None:
             self.git_settings = supervisor_git.settings(self.layout)
-            return config_mod.load(supervisor_git.config_reader(self.layout, self.git_settings))
-        return config_mod.load(supervisor_git.config_reader(self.layout))
+        return config_mod.load(supervisor_git.config_reader(self.layout, self.git_settings))
 
     def _limit(self) -> int:
         """maxConcurrent for a count: read again (a user may change it) only when a config
         file changed since the last read — a `git config` process for every wake-up would
         be most of what waiting costs."""
         seen = supervisor_git.config_stamp(self.layout)
-        if self.limit is None or seen != self.limit_stamp:
-            try:
-                config = self.settings or self._config()
-                self.limit = config.max_concurrent
-            except AgyError:
-                self.limit = 1
-            self.settings, self.limit_stamp = None, seen
+        if self.limit is not None and seen == self.limit_stamp:
+            return self.limit
+        try:
+            if self.settings is not None and seen == self.limit_stamp:
+                config = self.settings  # the start's read is still current
+            else:
+                config = config_mod.load(supervisor_git.config_reader(self.layout))
+            self.limit = config.max_concurrent
+        except AgyError:
+            self.limit = 1
+        self.settings, self.limit_stamp = None, seen
         return self.limit
 
     def _fail_queued(self, error: str) -> None:
@@ -338,7 +353,8 @@ def _parse(argv: list[str]) -> _Args:
         ) from None
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, preset: supervisor_git.Preset | None = None) -> int:
+    """The supervisor's process; `preset`: the settings a forking submitter read already."""
     args = _parse(sys.argv[1:] if argv is None else argv)
     os.set_inheritable(args.lock_fd, False)  # agents must not keep the supervisor "alive"
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
@@ -347,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     layout = Layout(None, common, common, None)
     supervisor: Supervisor | None = None
     try:
-        supervisor = Supervisor(layout, args.job, args.round)
+        supervisor = Supervisor(layout, args.job, args.round, preset)
         supervisor.run()
     except Terminated:
         return EXIT_TERMINATED
