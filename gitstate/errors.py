@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno as errno_mod
 import os
-import re
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time collections.abc stays
 # unloaded for the agent hooks that raise one of these.
@@ -169,6 +168,8 @@ def from_os_error(exc: OSError) -> CannotWrite:
     else:
         reason = text.rsplit(": ", 1)[-1].lower()
         code = _REASONS.get(reason)
+        import re  # here: only libgit2's errors come this way, and a saving hook loads no re
+
         quoted = re.search(r"'(/[^']+)'", text)
         path = quoted.group(1) if quoted else None
     if code in _WRITES:

@@ -8,8 +8,6 @@ user's language (`user_language`), never a guess from a broken document (docs/fo
 
 from __future__ import annotations
 
-import re
-
 from gitstate.document.language_marks import HEADINGS, TITLE_PREFIXES, detect_code
 
 KEYS: tuple[str, ...] = (
@@ -23,7 +21,8 @@ KEYS: tuple[str, ...] = (
 )
 
 # ASCII digits only: JavaScript's \d (the peer's) never matches other scripts' digits.
-_STAMP = r"([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2})"
+_STAMP_SHAPE = "9999-99-99 99:99"  # the title's time: 9 an ASCII digit, the rest as written
+_DIGITS = "0123456789"
 
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded.
@@ -69,9 +68,22 @@ class Language:
     def __repr__(self) -> str:
         return f"Language({self.code!r})"
 
-    @property
-    def title_pattern(self) -> re.Pattern[str]:
-        return re.compile("^" + re.escape(self.title_prefix) + _STAMP + "$")
+    def title_stamp(self, text: str) -> str | None:
+        """The `YYYY-MM-DD HH:mm` of a title line in this language, or None: what
+        `^<prefix>([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2})$` captures, read with str
+        methods (document/model.py says why; tests/test_document_grammar.py compares them)."""
+        if not text.startswith(self.title_prefix):
+            return None
+        stamp = text[len(self.title_prefix) :]
+        if stamp.endswith("\n"):
+            stamp = stamp[:-1]  # `$` matches before a last newline
+        if len(stamp) != len(_STAMP_SHAPE):
+            return None
+        for char, shape in zip(stamp, _STAMP_SHAPE, strict=True):
+            fits = (char in _DIGITS) if shape == "9" else (char == shape)
+            if not fits:
+                return None
+        return stamp
 
     def heading(self, key: str) -> str:
         return self.headings[KEYS.index(key)]

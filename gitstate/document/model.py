@@ -7,7 +7,6 @@ still be loaded, shown and shrunk.
 
 from __future__ import annotations
 
-import re
 from collections import namedtuple
 
 from gitstate.document import language as lang_mod
@@ -19,10 +18,46 @@ BOM = "\ufeff"
 # The peer's item grammar, verbatim: a hyphen bullet, one whitespace, a lower-case marker, text;
 # plus `[&gt;]`, which is `[>]` as Gemini CLI shows hook context (it escapes `<` and `>`), so an
 # agent copying a step from it may write it back (docs/format.md, "Escaped markers").
-ITEM_RE = re.compile(r"^\s*-\s\[( |>|!|x|&gt;)\]\s+(.*)$")
+#
+# The grammar is read with str methods, not patterns: a stop guard that saves parses the view,
+# and importing `re` would be a quarter of what that hook costs (docs/hooks.md, "Start-up
+# cost"). Each function stands for the pattern beside it, with `\s` as str.isspace and `.` as
+# anything but a newline (tests/test_document_grammar.py compares them on generated lines):
+#   item_parts   ^\s*-\s\[( |>|!|x|&gt;)\]\s+(.*)$   on line.rstrip()
+#   is_bullet    ^\s*[-*]\s
+#   heading_name ^## (.+)$
+MARKERS = (" ", ">", "!", "x", "&gt;")
 ESCAPED_IN_PROGRESS = "[&gt;]"
-BULLET_RE = re.compile(r"^\s*[-*]\s")
-HEADING_RE = re.compile(r"^## (.+)$")
+
+
+def item_parts(line: str) -> tuple[str, str] | None:
+    """(marker as written, text) of a `- [m] text` line, or None."""
+    body = line.strip()
+    if body[:1] != "-" or not body[1:2].isspace() or body[2:3] != "[":
+        return None
+    for marker in MARKERS:
+        end = 3 + len(marker)
+        if body[3:end] == marker and body[end : end + 1] == "]":
+            rest = body[end + 1 :]
+            text = rest.lstrip()
+            if text == rest or "\n" in text:  # no whitespace after `]`, or a line break inside
+                return None
+            return marker, text
+    return None
+
+
+def is_bullet(line: str) -> bool:
+    """A `- ` or `* ` list line (any indent, any whitespace after the bullet)."""
+    body = line.lstrip()
+    return body[:1] in ("-", "*") and body[1:2].isspace()
+
+
+def heading_name(line: str) -> str | None:
+    """What follows `## ` on a heading line, or None."""
+    if not line.startswith("## "):
+        return None
+    name = line[3:-1] if line.endswith("\n") else line[3:]  # `$` matches before a last \n
+    return name if name and "\n" not in name else None
 
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time `typing` stays unloaded:
@@ -94,16 +129,17 @@ def outline(text: str) -> Outline:
     sections: list[RawSection] = []
     current: tuple[str, int, list[Line]] | None = None
     # The peer splits on \r?\n and strips trailing whitespace from every line.
-    for number, raw in enumerate(re.split(r"\r?\n", text), start=1):
+    # The "\r" of a "\r\n" goes with the rest of the trailing whitespace.
+    for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip()
         if title is None and line.startswith("# "):
             title = Line(number, line)
             continue
-        heading = HEADING_RE.match(line)
-        if heading:
+        heading = heading_name(line)
+        if heading is not None:
             if current is not None:
                 sections.append(RawSection(current[0], current[1], tuple(current[2])))
-            current = (heading.group(1).strip(), number, [])
+            current = (heading.strip(), number, [])
             continue
         if not line.strip():
             continue
@@ -137,20 +173,20 @@ class Item(_ItemFields):
 
 
 def parse_item(line: str) -> Item | None:
-    match = ITEM_RE.match(line.rstrip())
-    if match is None:
+    parts = item_parts(line)
+    if parts is None:
         return None
     indent = line[: len(line) - len(line.lstrip())]
-    marker = match.group(1)
-    return Item(indent, ">" if marker == "&gt;" else marker, match.group(2))
+    marker, text = parts
+    return Item(indent, ">" if marker == "&gt;" else marker, text)
 
 
 def escaped_marker(line: str) -> bool:
     """A `- [&gt;] …` item: `[>]` with Gemini CLI's escaping, read as `[>]`."""
     if ESCAPED_IN_PROGRESS not in line:
         return False
-    match = ITEM_RE.match(line.rstrip())
-    return match is not None and match.group(1) == "&gt;"
+    parts = item_parts(line)
+    return parts is not None and parts[0] == "&gt;"
 
 
 def _unescaped(lines: tuple[str, ...]) -> tuple[str, ...]:
@@ -258,7 +294,7 @@ def render(doc: Document) -> str:
 def structure_ok(out: Outline) -> bool:
     """True when the title and the seven headings are as the document's language wants."""
     lang = out.language
-    if out.bom or out.title is None or not lang.title_pattern.match(out.title.text):
+    if out.bom or out.title is None or lang.title_stamp(out.title.text) is None:
         return False
     return tuple(s.name for s in out.sections) == lang.headings
 
@@ -276,11 +312,11 @@ def parse(text: str) -> Document:
         )
     lang = out.language
     assert out.title is not None
-    match = lang.title_pattern.match(out.title.text)
-    assert match is not None
+    stamp = lang.title_stamp(out.title.text)
+    assert stamp is not None
     return Document(
         language=lang.code,
-        stamp=match.group(1),
+        stamp=stamp,
         sections=tuple(
             _unescaped(body) if key == "next_steps" else body
             for key, body in zip(

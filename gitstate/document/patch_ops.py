@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
-from gitstate.document.model import BULLET_RE, Document, Item, cut_suffix, parse_item, step_text
+from gitstate.document.model import Document, Item, cut_suffix, is_bullet, parse_item, step_text
 from gitstate.document.validate import LINE_LIMIT
 from gitstate.errors import PatchError, UsageError
 
@@ -497,13 +497,13 @@ def _bulleted(key: str, lines: list[str]) -> list[str]:
         if key == "key_data" and i > 0:
             out.append(line)  # verbatim continuation of the item above
         elif marker is None:
-            out.append(line if BULLET_RE.match(line) else f"- {stripped}")
+            out.append(line if is_bullet(line) else f"- {stripped}")
         elif parse_item(line) is not None:
             out.append(line)
         elif _BARE_MARKER.match(stripped):
             out.append(f"- {stripped}")
         else:
-            body = stripped[2:].lstrip() if BULLET_RE.match(stripped) else stripped
+            body = stripped[2:].lstrip() if is_bullet(stripped) else stripped
             out.append(f"- [{marker}] {body}")
     return out
 

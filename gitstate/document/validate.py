@@ -14,11 +14,11 @@ from gitstate.document import language as lang_mod
 from gitstate.document.language import KEYS, Language
 from gitstate.document.model import (
     BOM,
-    BULLET_RE,
     MAX_BYTES,
     Outline,
     RawSection,
     escaped_marker,
+    is_bullet,
     outline,
     parse_item,
 )
@@ -169,7 +169,7 @@ def check_outline(out: Outline, user: Language | None = None) -> Report:
     # The BOM is reported on its own (the peer would call it a bad title); a title that is
     # wrong as well is still reported, so one run lists everything. A missing title belongs on
     # line 1.
-    if out.title is None or not lang.title_pattern.match(out.title.text):
+    if out.title is None or lang.title_stamp(out.title.text) is None:
         title = say("title", title=lang.title("YYYY-MM-DD HH:mm"))
         errors.append(Problem(out.title.number if out.title else 1, title, "title"))
 
@@ -238,7 +238,7 @@ def key_items(section_lines: tuple[str, ...] | list[str]) -> list[int]:
     starts: list[int] = []
     item_indent: int | None = None
     for i, line in enumerate(section_lines):
-        if not BULLET_RE.match(line):
+        if not is_bullet(line):
             continue
         indent = len(line) - len(line.lstrip())
         if item_indent is not None and indent > item_indent:

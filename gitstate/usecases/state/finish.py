@@ -10,7 +10,6 @@ after the lock is released: the core never waits on the memory slice while it ho
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 
 from gitstate.document.model import Document, render
@@ -28,13 +27,16 @@ ARCHIVE_PREFIX = "refs/agy/archive/"
 ARCHIVED_TRAILER = "Agy-Archived"
 SLUG_MAX = 40
 # Characters that stay in a slug: a–z, 0–9 and CJK ideographs (docs/phase-and-checkpoints.md); the rest → "-".
-# A pattern, compiled on first use by `re`'s cache: every save imports this module, few archive.
+# A pattern, compiled on first use by `re`'s cache; `re` itself imported then: every save
+# imports this module (an agent hook's too, which loads no `re`), few archive.
 _SLUG_DROP = (
     "[^a-z0-9\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f]+"
 )
 
 
 def slug(goal: str) -> str:
+    import re
+
     text = re.sub(_SLUG_DROP, "-", goal.lower()).strip("-")
     return text[:SLUG_MAX].strip("-") or "task"
 
