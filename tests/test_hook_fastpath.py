@@ -176,10 +176,10 @@ class TestModulesLoaded:
         assert json.loads(printed) == json.loads(agy_nothing("stop-guard"))
         assert families(modules, NEVER | {"gitstate.document"}) == set()
 
-    def test_a_dirty_stop_guard_saves_without_pathlib(self, repo: Repo, cli: Any) -> None:
-        """The save runs on str paths (usecases/workspace.py `place`): pathlib, with the
-        urllib.parse and ipaddress it imports, would cost the saving hook about a quarter of
-        the hook floor (docs/hooks.md, "Start-up cost")."""
+    def test_a_dirty_stop_guard_saves_without_pathlib_or_re(self, repo: Repo, cli: Any) -> None:
+        """The save runs on str paths (usecases/workspace.py `place`), and the document grammar
+        is read with str methods: pathlib (with urllib.parse and ipaddress) and `re` would
+        cost the saving hook about half the hook floor (docs/hooks.md, "Start-up cost")."""
         set_state(cli, started=False)
         loaded_by_hook(repo, "stop-guard", agy(repo))
         tip = repo.ref()
@@ -189,7 +189,7 @@ class TestModulesLoaded:
         assert json.loads(printed) == json.loads(agy_nothing("stop-guard"))
         assert repo.ref() != tip  # it saved
         assert "gitstate.storage.loose" in modules  # through the standard-library store
-        lean = {"click", "pygit2", "typing", "pathlib", "urllib", "ipaddress", "subprocess"}
+        lean = {"click", "pygit2", "typing", "pathlib", "urllib", "ipaddress", "subprocess", "re"}
         assert families(modules, lean | {"hashlib", "dataclasses"}) == set()
 
     @pytest.mark.parametrize("title", ["old", "kept"])

@@ -15,6 +15,7 @@ from gitstate.storage import snapshot_text
 TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
 CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
 IDENT_CRUD = re.compile(r"[<>\x00-\x1f\x7f]")
+PLAIN_DATE = re.compile(r"^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$")
 
 
 def by_pattern(message: str) -> dict[str, str]:
@@ -74,8 +75,27 @@ def test_reflog_text_as_the_patterns_cleaned_it(name: str, reason: str) -> None:
     assert snapshot_text.reflog_ident(name, reason, 7, -90) == f"{want_name} <{want_email}> 7 -0130"
 
 
+def date_by_pattern(text: str) -> tuple[int, int] | None:
+    match = PLAIN_DATE.match(text)
+    if match is None:
+        return None
+    sign = -1 if match.group(2) == "-" else 1
+    return int(match.group(1)), sign * (int(match.group(3) or 0) * 60 + int(match.group(4) or 0))
+
+
+DATEISH = st.lists(st.sampled_from(list("@0179٣+- \t\n:Tx")), max_size=14).map("".join)
+
+
+@settings(max_examples=1500)
+@given(DATEISH)
+def test_plain_dates_as_the_pattern_read_them(text: str) -> None:
+    assert snapshot_text.parse_plain_date(text) == date_by_pattern(text)
+
+
 def test_git_dates_still_parse() -> None:
     assert snapshot_text.parse_plain_date("@1700000000 +0530") == (1700000000, 330)
     assert snapshot_text.parse_plain_date("1700000000") == (1700000000, 0)
     assert snapshot_text.parse_plain_date("1700000000 -0100") == (1700000000, -60)
     assert snapshot_text.parse_plain_date("2026-01-02") is None
+    assert snapshot_text.parse_plain_date("12 +01") is None
+    assert snapshot_text.parse_plain_date("12+0100") is None  # the zone needs a space

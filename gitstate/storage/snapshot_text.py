@@ -18,7 +18,6 @@ FORMAT_VERSION = "1"
 STATE_FILE = VIEW_NAME
 DEFAULT_NAME = "git-agy-state"  # the identity when neither the environment nor config has one
 DEFAULT_EMAIL = "agy-state@localhost"
-_DATE = r"^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$"
 # What an agent hook's save runs (a reflog line, a tip's trailers) is done with str methods,
 # not patterns: each compile costs the hook about 1% of its run (docs/hooks.md, "Start-up
 # cost"). The controls, as a reflog line may not hold them; and what git strips from a name or
@@ -28,13 +27,11 @@ _CONTROLS_TO_SPACE = str.maketrans(_CONTROLS, " " * len(_CONTROLS))
 _IDENT_CRUD = str.maketrans("", "", "<>" + _CONTROLS)
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _KEY_CHARS = _LETTERS | frozenset("0123456789-")
-_compiled: dict[str, Pattern[str]] = {}
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time typing stays unloaded:
 # the agent hooks' save reads a tip's trailers through Snapshot.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from re import Pattern
     from typing import NamedTuple
 
     class _SnapshotFields(NamedTuple):
@@ -129,17 +126,31 @@ def parse_date(value: str) -> tuple[int, int] | None:
 
 
 def parse_plain_date(text: str) -> tuple[int, int] | None:
-    """(seconds, offset minutes) from `@secs tz` or `secs tz` (the zone optional); None for
-    anything else (an ISO date, which only parse_date, or git, reads)."""
-    if _DATE not in _compiled:  # compiled on first use: only a GIT_*_DATE comes here
-        import re
-
-        _compiled[_DATE] = re.compile(_DATE)
-    match = _compiled[_DATE].match(text)
-    if match is None:
+    r"""(seconds, offset minutes) from `@secs tz` or `secs tz` (the zone optional); None for
+    anything else (an ISO date, which only parse_date, or git, reads). What
+    `^@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?$` reads, with str methods (`\d` is str.isdecimal, `\s`
+    str.isspace; tests/test_snapshot_text_plain.py compares them)."""
+    body = text[:-1] if text.endswith("\n") else text  # `$` matches before a last newline
+    body = body.removeprefix("@")
+    digits = _decimals(body)
+    seconds, rest = body[:digits], body[digits:]
+    if not seconds:
         return None
-    sign = -1 if match.group(2) == "-" else 1
-    return int(match.group(1)), sign * (int(match.group(3) or 0) * 60 + int(match.group(4) or 0))
+    if not rest:
+        return int(seconds), 0
+    zone = rest.lstrip()
+    if zone == rest or len(zone) != 5 or zone[0] not in "+-" or not zone[1:].isdecimal():
+        return None
+    sign = -1 if zone[0] == "-" else 1
+    return int(seconds), sign * (int(zone[1:3]) * 60 + int(zone[3:5]))
+
+
+def _decimals(text: str) -> int:
+    """How many characters at the start of `text` are decimal digits, in any script."""
+    for index, char in enumerate(text):
+        if not char.isdecimal():
+            return index
+    return len(text)
 
 
 def local_offset(seconds: int) -> int:
