@@ -162,12 +162,22 @@ def _imported(proc: subprocess.CompletedProcess[str]) -> list[str]:
     ]
 
 
-def test_the_installed_command_imports_nothing_before_ours(wheel_venv: Path) -> None:
-    """`git-agy-state` is our launcher (scripts/git-agy-state), not the script pip generates for
-    an entry point, which imports `re` first: about two thirds of a bare interpreter's start-up,
-    paid by every command (docs/commands.md, "Install and the launcher"). Run as a user runs it,
-    by its shebang, the modules imported before `gitstate` are exactly a bare `python -c pass`'s
-    in the same venv."""
+def test_the_installed_command_imports_nothing_before_ours(
+    built_wheel: Path, wheel_venv: Path
+) -> None:
+    """`git-agy-state` is our launcher (scripts/git-agy-state), not the script a pip before 25.2
+    generates for an entry point, which imports `re` first: about two thirds of a bare
+    interpreter's start-up, paid by every command (docs/commands.md, "Install and the launcher").
+    Run as a user runs it, by its shebang, the modules imported before `gitstate` are exactly a
+    bare `python -c pass`'s in the same venv. A pip from 25.2 on writes no `import re` either,
+    so first the wheel itself: the command is its script, and no entry point makes another."""
+    with zipfile.ZipFile(built_wheel) as archive:
+        names = archive.namelist()
+        scripts = [name for name in names if ".data/scripts/" in name]
+        entry_points = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
+        assert [Path(name).name for name in scripts] == ["git-agy-state"]
+        assert archive.read(scripts[0]).startswith(b"#!python\n")
+        assert not entry_points or b"git-agy-state" not in archive.read(entry_points[0])
     script = wheel_venv / "bin" / "git-agy-state"
     python = wheel_venv / "bin" / "python"
     assert script.read_text().splitlines()[0] == f"#!{python}"  # pip's rewrite of `#!python`
