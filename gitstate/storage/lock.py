@@ -9,8 +9,6 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from gitstate.errors import WorkAtRisk
 
@@ -20,15 +18,36 @@ from gitstate.errors import WorkAtRisk
 DEFAULT_WAIT = 30.0
 
 
-@contextmanager
-def held(path: str | os.PathLike[str], wait: float = DEFAULT_WAIT) -> Iterator[None]:
-    fd = acquire(path, wait)
-    try:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock
+def held(path: str | os.PathLike[str], wait: float = DEFAULT_WAIT) -> Held:
+    """`with held(path):` — the lock for the block, our pid written in its file."""
+    return Held(path, wait)
+
+
+class Held:
+    """The lock as a context manager, written out rather than with contextlib, whose import
+    (functools, collections) would cost an agent hook's save more than taking the lock does
+    (docs/hooks.md, "Start-up cost")."""
+
+    __slots__ = ("_fd", "_path", "_wait")
+
+    def __init__(self, path: str | os.PathLike[str], wait: float) -> None:
+        self._path, self._wait = path, wait
+        self._fd: int | None = None
+
+    def __enter__(self) -> None:
+        fd = acquire(self._path, self._wait)
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def __exit__(self, *exc_info: object) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the descriptor releases the flock
 
 
 def acquire(path: str | os.PathLike[str], wait: float = DEFAULT_WAIT) -> int:

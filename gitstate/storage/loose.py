@@ -17,7 +17,6 @@ any Store method not defined here.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 import zlib
@@ -565,8 +564,11 @@ def _reap(pid: int, ended: bool) -> None:
     if not ended:
         import signal
 
-        with contextlib.suppress(ProcessLookupError):
+        try:  # not contextlib.suppress: a saving hook does not load contextlib
             os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            os.waitpid(pid, 0)  # it left meanwhile
+            return
     os.waitpid(pid, 0)
 
 

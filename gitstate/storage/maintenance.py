@@ -7,7 +7,6 @@ real decision and the work to git, detached, so a save never waits for it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 # Type checkers take this as typing.TYPE_CHECKING (True); at run time the pathlib Layout stays
@@ -37,8 +36,7 @@ def start_gc(layout: AnyLayout) -> None:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     cwd = layout.workdir or layout.commondir
-    # No git on PATH: the store only grows, and doctor reports it.
-    with contextlib.suppress(OSError):
+    try:
         subprocess.Popen(
             ["git", "gc", "--auto", "--quiet"],
             cwd=cwd,
@@ -49,3 +47,5 @@ def start_gc(layout: AnyLayout) -> None:
             start_new_session=True,
             close_fds=True,
         )
+    except OSError:
+        return  # no git on PATH: the store only grows, and doctor reports it

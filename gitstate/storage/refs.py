@@ -20,7 +20,6 @@ for a writer whose attempt is one function).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -297,8 +296,10 @@ def _unlink_or_say(lock: str) -> None:
 
 
 def _unlink(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    try:
         os.unlink(path)
+    except FileNotFoundError:
+        return  # already gone
 
 
 # ---- the reflog ----------------------------------------------------------------------------

@@ -7,8 +7,6 @@ holds unsaved edits, happen in one place so every command agrees on them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from gitstate.document import language as lang_mod
 from gitstate.document.language import Language
@@ -78,11 +76,10 @@ class Workspace:
 
         return cls(layout, loose.open_for_hook(layout))
 
-    @contextmanager
-    def locked(self) -> Iterator[None]:
-        with lock_mod.held(os.path.join(self.place.agy_dir, "lock")):
-            view.clean_stale_tmp(self.place)
-            yield
+    def locked(self) -> _Locked:
+        """`with ws.locked():` — the work tree's writer lock, a killed writer's temporary
+        files cleared once it is held."""
+        return _Locked(self)
 
     def check_workdir(self) -> None:
         """Failure in a bare repository; asked of `place`, so a hook's save loads no pathlib."""
@@ -170,3 +167,24 @@ class Workspace:
         if not self.store.has_object(record.snapshot):
             return None
         return record.snapshot
+
+
+class _Locked:
+    """Workspace.locked as a context manager written out (storage/lock.py:Held says why)."""
+
+    __slots__ = ("_held", "_place")
+
+    def __init__(self, ws: Workspace) -> None:
+        self._place = ws.place
+        self._held = lock_mod.held(os.path.join(ws.place.agy_dir, "lock"))
+
+    def __enter__(self) -> None:
+        self._held.__enter__()
+        try:
+            view.clean_stale_tmp(self._place)
+        except BaseException:
+            self._held.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._held.__exit__(*exc_info)

@@ -9,7 +9,6 @@ after the lock is released: the core never waits on the memory slice while it ho
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 from gitstate.document.model import Document, render
@@ -114,8 +113,10 @@ def _close(ws: Workspace, task_tip: str, closing: str, subject: str) -> None:
 def _take_back(ws: Workspace, ref: str, expected: str) -> None:
     """Delete the archive ref just created, if it still names `expected` (compare-and-delete).
     Best effort: the failure being raised is what the user must see, not this one's."""
-    with contextlib.suppress(CannotWrite):
+    try:
         ws.store.delete_ref(ref, expected, "agy-state: archive taken back")
+    except CannotWrite:
+        return  # the archive ref stays; the failure being raised says what went wrong
 
 
 def remember(ws: Workspace, ref: str) -> None:

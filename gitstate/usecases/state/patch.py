@@ -12,6 +12,12 @@ from gitstate.usecases.state.chain import now_stamp
 from gitstate.usecases.state.writer import Action, Intent, Origin, Produced, Written, write_as
 from gitstate.usecases.workspace import Workspace
 
+# Type checkers take this as typing.TYPE_CHECKING (True); writer.py says why Origin is a class
+# of string constants.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitstate.usecases.state.writer import OriginName
+
 
 def patch(
     ws: Workspace,
@@ -19,7 +25,7 @@ def patch(
     message: str | None = None,
     allow_secret: bool = False,
     session: str | None = None,
-    origin: Origin = Origin.USER,
+    origin: OriginName = Origin.USER,
 ) -> Written:
     """Apply a patch to the view (unsaved edits kept), or to the tip, or to a new template.
 

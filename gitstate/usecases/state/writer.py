@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Callable
-from enum import Enum
 
 from gitstate.document.language import KEYS
 from gitstate.document.model import ESCAPED_IN_PROGRESS, Document, render
@@ -25,13 +24,19 @@ from gitstate.usecases.state.chain import MAX_ATTEMPTS, TASK_BASE, now_stamp, on
 from gitstate.usecases.state.refusals import refuse_secret_in
 from gitstate.usecases.workspace import Workspace
 
-# Type checkers take this as typing.TYPE_CHECKING (True). At run time neither typing nor
-# dataclasses is loaded (dataclasses brings inspect): an agent hook that saves comes through
-# here on its own clock (storage/loose.py). Enum stays: `re` has loaded it already.
+# Type checkers take this as typing.TYPE_CHECKING (True). At run time neither typing,
+# dataclasses (it brings inspect) nor enum is loaded: an agent hook that saves comes through
+# here on its own clock (storage/loose.py), and enum with what it imports (functools, types)
+# would cost it about a tenth (docs/hooks.md, "Start-up cost"). So the names below are classes
+# of string constants, typed as Literals.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import NamedTuple
+    from typing import Final, Literal, NamedTuple
+
+    ActionName = Literal["save", "patch", "restore"]
+    OriginName = Literal["user", "hook"]
+    OutcomeName = Literal["saved", "unchanged", "nothing", "checked-out"]
 
     class _ProducedFields(NamedTuple):
         document: Document
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
         summary: str = ""
 
     class _WrittenFields(NamedTuple):
-        outcome: Outcome
+        outcome: OutcomeName
         snapshot: str | None
         sections: tuple[str, ...] = ()
         notices: tuple[str, ...] = ()
@@ -58,24 +63,24 @@ else:
     )
 
 
-class Action(Enum):
+class Action:
     """What a write does to the state."""
 
-    SAVE = "save"  # snapshot the view as it is; a missing view stays missing
+    SAVE: Final = "save"  # snapshot the view as it is; a missing view stays missing
     # Apply a change to the view (or the tip, or a template); the view follows the result, even
     # an unchanged one; a view over its line limits is taken (the patch may be what shrinks it).
-    PATCH = "patch"
+    PATCH: Final = "patch"
     # An old snapshot's content becomes the tip; the view follows it (unsaved edits refused).
-    RESTORE = "restore"
+    RESTORE: Final = "restore"
 
 
-class Origin(Enum):
+class Origin:
     """Who asked for the write: only the user's own save or patch may finish the task."""
 
-    USER = "user"  # the command for it: `save`, `patch`, `restore`, `archive`
+    USER: Final = "user"  # the command for it: `save`, `patch`, `restore`, `archive`
     # On its own, while doing something else: the agent hooks' saves (stop guard, pre-compact),
     # a checkpoint's save, post-commit's changed_files, a job's seeded chain.
-    HOOK = "hook"
+    HOOK: Final = "hook"
 
 
 class Intent:
@@ -84,13 +89,13 @@ class Intent:
     __slots__ = ("action", "adds_steps", "origin")
 
     def __init__(
-        self, action: Action, origin: Origin = Origin.USER, adds_steps: bool = False
+        self, action: ActionName, origin: OriginName = Origin.USER, adds_steps: bool = False
     ) -> None:
         self.action = action
         self.origin = origin
         self.adds_steps = adds_steps  # the change itself puts steps into next_steps
 
-    def _key(self) -> tuple[Action, Origin, bool]:
+    def _key(self) -> tuple[ActionName, OriginName, bool]:
         return self.action, self.origin, self.adds_steps
 
     def __eq__(self, other: object) -> bool:
@@ -100,14 +105,14 @@ class Intent:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return f"Intent({self.action}, {self.origin}, adds_steps={self.adds_steps})"
+        return f"Intent({self.action!r}, {self.origin!r}, adds_steps={self.adds_steps})"
 
     @property
     def may_finish_task(self) -> bool:
         """Emptying next_steps archives the task only for the user's own save or patch, and
         never for a patch that adds steps itself."""
         return (
-            self.origin is Origin.USER
+            self.origin == Origin.USER
             and self.action in (Action.SAVE, Action.PATCH)
             and not self.adds_steps
         )
@@ -115,16 +120,16 @@ class Intent:
     @property
     def view_follows_unchanged(self) -> bool:
         """An unchanged write still brings a missing view back (a save leaves it missing)."""
-        return self.action is not Action.SAVE
+        return self.action != Action.SAVE
 
     @property
     def starts_from_tip(self) -> bool:
         """The document is built on the tip, the view only guarded, never merged."""
-        return self.action is Action.RESTORE
+        return self.action == Action.RESTORE
 
     @property
     def takes_over_limit_view(self) -> bool:
-        return self.action is Action.PATCH
+        return self.action == Action.PATCH
 
 
 SAVE = Intent(Action.SAVE)
@@ -132,13 +137,13 @@ HOOK_SAVE = Intent(Action.SAVE, Origin.HOOK)
 RESTORE = Intent(Action.RESTORE)
 
 
-class Outcome(str, Enum):
+class Outcome:
     """What a write did; the value is the `outcome` of `--json` (docs/json.md)."""
 
-    SAVED = "saved"  # a new snapshot is the tip
-    UNCHANGED = "unchanged"  # the content equals the tip: no snapshot
-    NOTHING = "nothing"  # no document to write (no view and no snapshot yet)
-    CHECKED_OUT = "checked-out"  # `checkout`: the view was written from a snapshot, no ref moved
+    SAVED: Final = "saved"  # a new snapshot is the tip
+    UNCHANGED: Final = "unchanged"  # the content equals the tip: no snapshot
+    NOTHING: Final = "nothing"  # no document to write (no view and no snapshot yet)
+    CHECKED_OUT: Final = "checked-out"  # `checkout`: the view was written from a snapshot
 
 
 class Produced(_ProducedFields):
@@ -160,7 +165,7 @@ class Written(_WrittenFields):
 
     def as_json(self) -> dict[str, object]:
         return {
-            "outcome": self.outcome.value,
+            "outcome": self.outcome,
             "snapshot": self.snapshot,
             "sections": list(self.sections),
             "notices": list(self.notices),
@@ -212,7 +217,7 @@ def write_as(
         written = _write_locked(ws, intent, produce, subject, allow_secret, session, force)
     if written.archived:
         finish.remember(ws, written.archived)
-    if written.outcome is Outcome.SAVED:
+    if written.outcome == Outcome.SAVED:
         _maintain(ws)
     return written
 
