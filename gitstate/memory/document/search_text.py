@@ -12,11 +12,10 @@ next to each other are not always a word (限流 in 权限|流程): `word_filter
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from re import Pattern
 
     from gitstate.memory.document.wordbreak import Words
 
@@ -45,12 +44,16 @@ SHORT = 256  # characters: below this the loops beat compiling the classes
 # The CJK class as (first, last) code points, read off the class text (three characters a range).
 _SPANS = _CJK + _CJK_ASTRAL
 _CJK_RANGES = tuple((ord(_SPANS[at]), ord(_SPANS[at + 2])) for at in range(0, len(_SPANS), 3))
-_patterns: dict[str, re.Pattern[str]] = {}
+_patterns: dict[str, Pattern[str]] = {}
 
 
-def _pattern(source: str) -> re.Pattern[str]:
+def _pattern(source: str) -> Pattern[str]:
     found = _patterns.get(source)
     if found is None:
+        # `re` itself is imported here, on the first long text: a query (`memory search`)
+        # takes the loops and never loads it, about a third of what the search costs.
+        import re
+
         found = _patterns[source] = re.compile(source)
     return found
 
