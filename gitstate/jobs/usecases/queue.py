@@ -73,11 +73,13 @@ def wait_for_slot(
     limit: Callable[[], int],
     queue_timeout: float,
     on_wait: Callable[[Standing], None],
+    on_claim: Callable[[Meta], None] | None = None,
 ) -> Meta | None:
     """Claim a slot for the job (state running) and return its meta; None when the job left
     the queue meanwhile (cancelled) or waited past queue_timeout (then it is an error). The
     waiting supervisor's pid goes into meta.json in the same locked pass that finds it must
-    wait (the next in line watches it); a claim records it anyway."""
+    wait (the next in line watches it); a claim records it anyway. `on_claim` runs in the
+    claiming pass, under the lock, and may add to the meta the claim writes."""
     deadline = time.monotonic() + queue_timeout
     announced = False
     with doorbell.Bell.open(layout, job_id) as bell:
@@ -99,6 +101,8 @@ def wait_for_slot(
                             started_at=lifecycle.utc_now(),
                             pid_supervisor=os.getpid(),
                         )
+                        if on_claim is not None:
+                            on_claim(mine)
                         lifecycle.write(layout, mine)
                         claimed = mine
                     elif time.monotonic() >= deadline:

@@ -63,6 +63,9 @@ class Supervisor:
         self.limit: int | None = None  # maxConcurrent as last read, with the config files'
         # sizes and times taken just before that read (None: not taken yet)
         self.limit_stamp: supervisor_git.Stamp | None = preset.stamp if preset else None
+        # The first attempt's agent, started in the locked pass that claims the slot (or why
+        # it could not start); _run_round takes it over.
+        self.first: subprocess.Popen[bytes] | OSError | None = None
 
     def run(self) -> None:
         meta = jobfiles.read_json(self.job.meta)
@@ -85,12 +88,44 @@ class Supervisor:
                 {"type": "queued", "running": standing.running, "queued_ahead": standing.ahead},
             )
 
-        claimed = queue.wait_for_slot(
-            self.layout, self.job.id, self.round, self._limit, config.queue_timeout, announce
-        )
+        agent, prompt = configured(config), self.job.prompt.read_text(encoding="utf-8")
+
+        def start_first(claimed: Meta) -> None:
+            """In the pass that claims the slot, under the queue lock: the first attempt's
+            agent starts, and its pid goes into the claim's own write (a cancel sees both
+            or neither) — one meta write and one lock pass fewer than _start's."""
+            argv = agent.argv(self._call(claimed, config, prompt, use_schema=True))
+            try:
+                proc = self._popen(argv, Path(claimed["worktree"]))
+            except OSError as exc:
+                self.first = exc
+                return
+            self.first = proc
+            claimed.update(pid_agent=proc.pid, agent_started_at=lifecycle.utc_now(), attempts=1)
+
+        try:
+            claimed = queue.wait_for_slot(
+                self.layout,
+                self.job.id,
+                self.round,
+                self._limit,
+                config.queue_timeout,
+                announce,
+                on_claim=start_first,
+            )
+        except BaseException:
+            self._drop_first()  # the claim was not written: no agent may run unrecorded
+            raise
         if claimed is None:
+            self._drop_first()
             return
-        self._run_round(claimed, config)
+        self._run_round(claimed, config, agent, prompt)
+
+    def _drop_first(self) -> None:
+        first, self.first = self.first, None
+        if isinstance(first, subprocess.Popen):
+            lifecycle.end_group(first.pid, grace=0.0)
+            first.wait()
 
     def _config(self) -> JobConfig:
         """The start's settings: read once, for the settings and the record (or handed over)."""
@@ -127,10 +162,17 @@ class Supervisor:
 
     # ---- the round ------------------------------------------------------------------------
 
-    def _run_round(self, meta: Meta, config: JobConfig) -> None:
-        agent = configured(config)
-        prompt = self.job.prompt.read_text(encoding="utf-8")
-        conversation = meta.get("conversation_id") if self.round >= 2 else None
+    def _call(self, meta: Meta, config: JobConfig, prompt: str, use_schema: bool) -> Call:
+        return Call(
+            prompt,
+            meta.get("model"),
+            meta.get("effort"),
+            meta.get("timeout") or config.timeout,
+            self.job.schema if use_schema else None,
+            meta.get("conversation_id") if self.round >= 2 else None,
+        )
+
+    def _run_round(self, meta: Meta, config: JobConfig, agent: Agent, prompt: str) -> None:
         timeout = config_mod.parse_duration(meta.get("timeout") or config.timeout, "timeout")
         deadline = time.monotonic() + timeout * (config.max_retries + 1) + config.grace
         use_schema, note = True, None
@@ -138,18 +180,16 @@ class Supervisor:
         last: Attempt | None = None
         while time.monotonic() < deadline:
             attempts += 1
-            call = Call(
-                prompt,
-                meta.get("model"),
-                meta.get("effort"),
-                meta.get("timeout") or config.timeout,
-                self.job.schema if use_schema else None,
-                conversation,
-            )
+            call = self._call(meta, config, prompt, use_schema)
             limit = min(timeout + config.grace, deadline - time.monotonic())
             argv, number = agent.argv(call), attempts
 
             def start(argv: list[str] = argv, n: int = number) -> subprocess.Popen[bytes] | None:
+                first, self.first = self.first, None
+                if isinstance(first, OSError):
+                    raise first
+                if first is not None:
+                    return first  # started with the claim
                 return self._start(argv, Path(meta["worktree"]), n)
 
             attempt = runner.run_attempt(start, self.job.events, limit)
@@ -175,19 +215,23 @@ class Supervisor:
             meta = lifecycle.read(self.layout, self.job.id)
             if meta.get("state") != "running" or meta.get("round") != self.round:
                 return None
-            with open(self.job.stderr, "ab") as stderr:
-                proc = subprocess.Popen(
-                    argv,
-                    cwd=str(cwd),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=stderr,
-                    start_new_session=True,
-                    env={**os.environ, lifecycle.JOB_ENV: self.job.id},
-                )
+            proc = self._popen(argv, cwd)
             meta.update(pid_agent=proc.pid, agent_started_at=lifecycle.utc_now(), attempts=attempt)
             lifecycle.write(self.layout, meta)
         return proc
+
+    def _popen(self, argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+        """The agent in its own session (its pid is its group's id), stdout piped to us."""
+        with open(self.job.stderr, "ab") as stderr:
+            return subprocess.Popen(
+                argv,
+                cwd=str(cwd),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                start_new_session=True,
+                env={**os.environ, lifecycle.JOB_ENV: self.job.id},
+            )
 
     def _still_running(self) -> bool:
         meta = jobfiles.read_json(self.job.meta)
