@@ -209,6 +209,16 @@ class TestWithoutPygit2:
         never |= {"re", "enum"}
         assert not {m for m in modules if m.split(".")[0] in never}
 
+    def test_a_search_printed_as_text_loads_no_re_either(self) -> None:
+        # The hits are shown through document/controls.py's escape, whose patterns compile
+        # only for a text that holds a control.
+        proc = bare_console("memory", "search", "連線")
+        assert proc.returncode == 0, proc.stderr
+        assert "MEMORY.md" in proc.stdout
+        modules = loaded(proc)
+        assert "gitstate.document.controls" in modules  # the probe itself works
+        assert not {m for m in modules if m.split(".")[0] in ("re", "enum")}
+
     def test_a_current_index_search_loads_only_what_it_uses(self) -> None:
         # A Chinese word with a hit: the hit is judged with the word list, mapped from its
         # module's source, not imported; the JSON is written without json; no error, no

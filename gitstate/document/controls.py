@@ -14,13 +14,64 @@ U+2066–U+2069. Other format characters (zero-width joiners, the LRM/RLM marks)
 
 from __future__ import annotations
 
-import re
+# Type checkers take this as typing.TYPE_CHECKING (True). At run time `re` is imported only when
+# a text holds a control: a text without one is answered by a set test, so printing a search
+# result or a clean document loads no `re` (docs/memory.md "Start-up, and which baseline";
+# docs/hooks.md "Start-up cost").
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from re import Match, Pattern
 
-# A CR that starts a CRLF is a line end, not a control.
-_CONTROL = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
-CONTROL_RE = re.compile(f"\r(?!\n)|[{_CONTROL}]")
+# The controls, as code point ranges; a CR that starts a CRLF is a line end, not a control.
+_RANGES = (
+    (0x00, 0x08),
+    (0x0B, 0x0C),
+    (0x0E, 0x1F),
+    (0x7F, 0x9F),
+    (0x202A, 0x202E),
+    (0x2066, 0x2069),
+)
 # For output: the same, plus the lone surrogates that stand for undecodable bytes.
-_PRINT_RE = re.compile(f"\r(?!\n)|[{_CONTROL}\udc80-\udcff]")
+_SURROGATES = ((0xDC80, 0xDCFF),)
+# What JSON text may still hold raw after json.dumps (it escapes C0): DEL, C1, the bidi controls.
+_JSON_RAW = ((0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069))
+
+
+def _chars(ranges: tuple[tuple[int, int], ...]) -> frozenset[str]:
+    return frozenset(chr(code) for low, high in ranges for code in range(low, high + 1))
+
+
+def _class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(f"{chr(low)}-{chr(high)}" for low, high in ranges)
+
+
+_CONTROL_CHARS = _chars(_RANGES)
+_PRINT_CHARS = _CONTROL_CHARS | _chars(_SURROGATES)
+_JSON_RAW_CHARS = _chars(_JSON_RAW)
+_compiled: dict[str, Pattern[str]] = {}
+
+
+def _pattern(source: str) -> Pattern[str]:
+    if source not in _compiled:
+        import re
+
+        _compiled[source] = re.compile(source)
+    return _compiled[source]
+
+
+def _control_re() -> Pattern[str]:
+    return _pattern(f"\r(?!\n)|[{_class(_RANGES)}]")
+
+
+def _print_re() -> Pattern[str]:
+    return _pattern(f"\r(?!\n)|[{_class(_RANGES + _SURROGATES)}]")
+
+
+def _may_hold(text: str, chars: frozenset[str]) -> bool:
+    """Whether `text` holds one of `chars` or a lone CR (one that starts no CRLF): each CRLF
+    holds one CR, so there is a lone one when there are more CRs than CRLFs."""
+    return not chars.isdisjoint(text) or text.count("\r") > text.count("\r\n")
+
 
 _NAMES = {
     0x00: "NUL",
@@ -54,7 +105,9 @@ def name(char: str) -> str:
 
 def first(text: str) -> str | None:
     """The first control character in `text`, or None."""
-    match = CONTROL_RE.search(text)
+    if not _may_hold(text, _CONTROL_CHARS):
+        return None
+    match = _control_re().search(text)
     return match.group(0)[0] if match else None
 
 
@@ -69,7 +122,7 @@ def find(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def _visible(match: re.Match[str]) -> str:
+def _visible(match: Match[str]) -> str:
     code = ord(match.group(0)[0])
     if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte (surrogateescape)
         return f"\\x{code - 0xDC00:02x}"
@@ -83,21 +136,21 @@ def _visible(match: re.Match[str]) -> str:
 def escape(text: str) -> str:
     """`text` with every control shown as `\\x1b`, `\\r`, `\\u202e`… (tab, newline and CRLF
     stay); text without controls comes back as it is."""
-    if _PRINT_RE.search(text) is None:
+    if not _may_hold(text, _PRINT_CHARS):
         return text
-    return _PRINT_RE.sub(_visible, text)
-
-
-_JSON_RAW_RE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+    pattern = _print_re()
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_visible, text)
 
 
 def escape_json(text: str) -> str:
     """JSON text with the controls json.dumps leaves raw (DEL, C1, bidi: it escapes only C0)
     written as `\\u` escapes: the same JSON value, safe to print. They can only be inside
     strings, where `\\uXXXX` means the same character."""
-    if _JSON_RAW_RE.search(text) is None:
+    if _JSON_RAW_CHARS.isdisjoint(text):
         return text
-    return _JSON_RAW_RE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return _pattern(f"[{_class(_JSON_RAW)}]").sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def escape_bytes(data: bytes) -> bytes:
@@ -105,6 +158,6 @@ def escape_bytes(data: bytes) -> bytes:
     stays byte for byte for every valid document); otherwise controls and undecodable bytes
     escaped."""
     text = data.decode("utf-8", "surrogateescape")
-    if _PRINT_RE.search(text) is None:
+    if not _may_hold(text, _PRINT_CHARS) or _print_re().search(text) is None:
         return data
     return escape(text).encode("utf-8")
