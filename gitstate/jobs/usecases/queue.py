@@ -74,15 +74,21 @@ def wait_for_slot(
     queue_timeout: float,
     on_wait: Callable[[Standing], None],
     on_claim: Callable[[Meta], None] | None = None,
+    slot_likely: bool = False,
 ) -> Meta | None:
     """Claim a slot for the job (state running) and return its meta; None when the job left
     the queue meanwhile (cancelled) or waited past queue_timeout (then it is an error). The
     waiting supervisor's pid goes into meta.json in the same locked pass that finds it must
     wait (the next in line watches it); a claim records it anyway. `on_claim` runs in the
-    claiming pass, under the lock, and may add to the meta the claim writes."""
+    claiming pass, under the lock, and may add to the meta the claim writes. `slot_likely`
+    (the submitter found a slot free a moment ago): look before making a doorbell, which a job
+    that claims at its first look never needs (a FIFO made, renamed and removed)."""
     deadline = time.monotonic() + queue_timeout
     announced = False
-    with doorbell.Bell.open(layout, job_id) as bell:
+    # A bell only for a job that must wait: one that was told a slot was free looks first and
+    # listens only if it must wait after all, then looks again (see the loop's end).
+    bell = None if slot_likely else doorbell.Bell.open(layout, job_id)
+    try:
         while True:
             claimed: Meta | None = None
             left = False
@@ -127,6 +133,13 @@ def wait_for_slot(
             if left:
                 doorbell.ring(layout)
                 return None
+            if bell is None:
+                # It must wait after all. A ring made before its bell was there was missed, so
+                # it listens now and looks again: whatever changed before that look, the look
+                # sees; whoever changes the queue after it rings a bell that is listening.
+                doorbell.close_all(watch)
+                bell = doorbell.Bell.open(layout, job_id)
+                continue
             try:
                 if not announced:
                     on_wait(standing)
@@ -134,3 +147,6 @@ def wait_for_slot(
                 bell.wait(min(deadline - time.monotonic(), SAFETY_WAIT), watch)
             finally:
                 doorbell.close_all(watch)
+    finally:
+        if bell is not None:
+            bell.close()

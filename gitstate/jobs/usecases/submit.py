@@ -252,7 +252,9 @@ def _enqueue(
             place = queue.position(standing, config.max_concurrent)
         for orphan in orphans:
             lifecycle.finish_orphan(layout, orphan)
-        started = launch.start(layout, job, current["round"], fd, str(current["project"]), preset)
+        started = launch.start(
+            layout, job, current["round"], fd, str(current["project"]), preset, place is None
+        )
     except BaseException:
         if fresh:
             _roll_back(records.main_store(layout), job, meta.get("branch") is None)

@@ -51,6 +51,7 @@ class Supervisor:
         job_id: str,
         round_no: int,
         preset: supervisor_git.Preset | None = None,
+        slot_likely: bool = False,
     ) -> None:
         self.layout = layout
         self.job: JobFiles = jobfiles.files(layout, job_id)
@@ -66,6 +67,7 @@ class Supervisor:
         # The first attempt's agent, started in the locked pass that claims the slot (or why
         # it could not start); _run_round takes it over.
         self.first: subprocess.Popen[bytes] | OSError | None = None
+        self.slot_likely = slot_likely  # the submitter saw a slot free: no doorbell at first
 
     def run(self) -> None:
         meta = jobfiles.read_json(self.job.meta)
@@ -112,6 +114,7 @@ class Supervisor:
                 config.queue_timeout,
                 announce,
                 on_claim=start_first,
+                slot_likely=self.slot_likely,
             )
         except BaseException:
             self._drop_first()  # the claim was not written: no agent may run unrecorded
@@ -397,8 +400,13 @@ def _parse(argv: list[str]) -> _Args:
         ) from None
 
 
-def main(argv: list[str] | None = None, preset: supervisor_git.Preset | None = None) -> int:
-    """The supervisor's process; `preset`: the settings a forking submitter read already."""
+def main(
+    argv: list[str] | None = None,
+    preset: supervisor_git.Preset | None = None,
+    slot_likely: bool = False,
+) -> int:
+    """The supervisor's process; `preset`: the settings a forking submitter read already;
+    `slot_likely`: that submitter found a slot free (queue.wait_for_slot)."""
     args = _parse(sys.argv[1:] if argv is None else argv)
     os.set_inheritable(args.lock_fd, False)  # agents must not keep the supervisor "alive"
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
@@ -407,7 +415,7 @@ def main(argv: list[str] | None = None, preset: supervisor_git.Preset | None = N
     layout = Layout(None, common, common, None)
     supervisor: Supervisor | None = None
     try:
-        supervisor = Supervisor(layout, args.job, args.round, preset)
+        supervisor = Supervisor(layout, args.job, args.round, preset, slot_likely)
         supervisor.run()
     except Terminated:
         return EXIT_TERMINATED
