@@ -99,11 +99,12 @@ def uncommitted(path: Path) -> list[str]:
     return sorted(p for p, flags in status.items() if not flags & pygit2.GIT_STATUS_IGNORED)
 
 
-def tracked_changes(workdir: Path) -> list[str]:
+def tracked_changes(workdir: Path, store: Store | None = None) -> list[str]:
     """Tracked files with uncommitted changes in a work tree (untracked and ignored aside);
-    [] when it cannot be read as a repository."""
+    [] when it cannot be read as a repository. `store`: that work tree's, open already."""
     try:
-        status = pygit2.Repository(str(workdir)).status(untracked_files="no")
+        repo = store.repo if store is not None else pygit2.Repository(str(workdir))
+        status = repo.status(untracked_files="no")
     except (pygit2.GitError, TypeError):
         return []
     return [p for p, flags in status.items() if not flags & pygit2.GIT_STATUS_IGNORED]

@@ -106,12 +106,16 @@ def run(
     if not plan_text.strip():
         raise UsageError("the plan is empty")
     plan.check_text(plan_text)
-    here = Store(layout)
+    # Called in the main work tree (the usual case), the main store is this tree's own: the
+    # same repository opened at the same path, so it is not opened twice (nor a third time
+    # for the dirty check), each open being a config and ref read of its own.
+    main_tree = layout.gitdir == store.layout.gitdir
+    here = store if main_tree else Store(layout)
     base, _branch = here.head_info()
     if base is None:
         raise Failure("the repository has no commit yet; a job starts from HEAD")
     short = abbrev.short_id(store, base)  # as git names it (core.abbrev)
-    warnings = _dirty_warning(layout, short)
+    warnings = _dirty_warning(layout, short, store if main_tree else None)
     parsed = plan.parse_plan(plan_text)
     project = records.main_workdir(store)
     job = jobfiles.new_job(layout)
@@ -273,10 +277,10 @@ def _enqueue(
     return Submitted(current, place, job.events, warnings)
 
 
-def _dirty_warning(layout: Layout, short: str) -> tuple[str, ...]:
+def _dirty_warning(layout: Layout, short: str, store: Store | None) -> tuple[str, ...]:
     if layout.workdir is None:
         return ()
-    dirty = records.tracked_changes(layout.workdir)
+    dirty = records.tracked_changes(layout.workdir, store)
     if not dirty:
         return ()
     return (
