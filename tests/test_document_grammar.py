@@ -27,13 +27,14 @@ PIECES = [
 ]  # fmt: skip
 TEXT = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 # Lines that start like an item or a heading, so the interesting branches are reached often.
+WHITE = st.lists(st.sampled_from([" ", "\t", "\n", "\x0b", "\x85", "\u3000"]), max_size=3)
 ITEMISH = st.builds(
     lambda lead, sep, marker, gap, rest: f"{lead}-{sep}[{marker}]{gap}{rest}",
-    TEXT,
+    WHITE.map("".join),
     st.sampled_from([" ", "\t", "\n", "", "  ", "\u3000"]),
     st.sampled_from([" ", ">", "!", "x", "&gt;", "X", "", ">>", "&gt"]),
     st.sampled_from([" ", "", "\n", "  \n ", "\t", "\x85"]),
-    TEXT,
+    st.one_of(TEXT, st.lists(st.sampled_from(["a", "\n", " ", "寫"]), max_size=5).map("".join)),
 )
 LINES = st.one_of(TEXT, ITEMISH, TEXT.map(lambda t: "## " + t))
 
@@ -59,8 +60,21 @@ def test_heading_name_is_the_heading_pattern(line: str) -> None:
     assert model.heading_name(line) == (None if match is None else match.group(1))
 
 
+# Stamps built by the shape, each digit ASCII or another script's (the title wants ASCII), the
+# separators now and then wrong; and random text.
+SHAPED = st.lists(
+    st.tuples(st.sampled_from(list("0123456789٣５")), st.sampled_from(["-", " ", ":", "x"])),
+    min_size=16,
+    max_size=16,
+).map(
+    lambda picks: "".join(
+        d if shape == "9" else (shape if sep != "x" else sep)
+        for (d, sep), shape in zip(picks, "9999-99-99 99:99", strict=True)
+    )
+)
 STAMPS = st.one_of(
     st.just("2026-01-02 03:04"),
+    SHAPED,
     st.lists(st.sampled_from(list("0123456789-: ٣x\n")), max_size=18).map("".join),
 )
 

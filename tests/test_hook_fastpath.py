@@ -311,6 +311,49 @@ class TestValidMark:
         assert self.stop(repo) == json.loads(agy_nothing("stop-guard"))
 
 
+class TestMarkAfterASave:
+    """hooks/agent.py:_mark_saved, called on the real files after a save: it marks only bytes
+    it judged valid, and reads the view as the hook does (a symlink is no view)."""
+
+    def setup(self, repo: Repo, cli: Any) -> tuple[hooklayout.HookLayout, Path, bytes, str]:
+        set_state(cli, started=False)
+        layout = hooklayout.discover(str(repo.path))
+        assert layout is not None
+        before = (repo.path / "STATE.md").read_bytes()
+        return layout, repo.path / "STATE.md", before, agent._valid_mark(before, None)
+
+    def test_the_same_bytes_get_the_mark_judged_before_the_save(self, repo: Repo, cli: Any) -> None:
+        layout, _, before, mark = self.setup(repo, cli)
+        hook = agent.Hook("stop-guard", None, {})
+        assert agent._mark_saved(hook, layout, before, mark, None) == before
+        assert view.read_valid_mark(layout) == mark
+
+    def test_a_valid_replacement_is_judged_and_marked(self, repo: Repo, cli: Any) -> None:
+        layout, view_file, before, mark = self.setup(repo, cli)
+        good = before.replace(b"ship it", b"ship it now")
+        view_file.write_bytes(good)
+        hook = agent.Hook("stop-guard", None, {})
+        assert agent._mark_saved(hook, layout, before, mark, None) == good
+        assert view.read_valid_mark(layout) == agent._valid_mark(good, None)
+
+    def test_an_invalid_replacement_is_never_marked(self, repo: Repo, cli: Any) -> None:
+        layout, view_file, before, mark = self.setup(repo, cli)
+        bad = b"# not a title\n\nrubbish\n"
+        view_file.write_bytes(bad)
+        hook = agent.Hook("stop-guard", None, {})
+        assert agent._mark_saved(hook, layout, before, mark, None) == before
+        assert view.read_valid_mark(layout) not in (agent._valid_mark(bad, None), mark)
+
+    def test_a_symlink_put_there_is_no_view_and_no_failure(self, repo: Repo, cli: Any) -> None:
+        layout, view_file, before, mark = self.setup(repo, cli)
+        (repo.path / "elsewhere.md").write_bytes(before)
+        view_file.unlink()
+        view_file.symlink_to(repo.path / "elsewhere.md")
+        hook = agent.Hook("stop-guard", None, {})
+        assert agent._mark_saved(hook, layout, before, mark, None) == before
+        assert view.read_valid_mark(layout) != mark
+
+
 class TestStandIns:
     """The hooks' small copies of rules kept elsewhere agree with their originals."""
 

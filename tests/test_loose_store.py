@@ -126,7 +126,7 @@ def test_a_hook_save_writes_the_snapshot_pygit2_would(repo: Repo, cli: Any, tmp_
         ours = writer.save(hook_ws, session="s-1", origin="stop-guard")
         if time.strftime("%H:%M") == minute:
             break
-    assert ours.outcome is writer.Outcome.SAVED
+    assert ours.outcome == writer.Outcome.SAVED
     assert ours.snapshot == theirs.snapshot
     assert ours.sections == theirs.sections == ("open_issues",)
     assert (ours_path / ".git" / "agy" / "view").read_text() == (
@@ -164,7 +164,7 @@ def test_a_packed_tip_is_read_through_git(repo: Repo, cli: Any, tmp_path: Path) 
     assert "_store" not in vars(store) or vars(store)["_store"] is None  # no pygit2 on the way
     edit_view(repo.path, "after gc")
     saved = writer.save(Workspace(layout_of(repo.path), store), origin="pre-compact")
-    assert saved.outcome is writer.Outcome.SAVED
+    assert saved.outcome == writer.Outcome.SAVED
     assert repo.git("rev-parse", f"{saved.snapshot}^") == f"{tip}\n"
     assert_fsck_clean(repo)
 
@@ -250,7 +250,7 @@ def test_unusual_config_sends_the_hooks_save_to_pygit2(
     before = repo.ref()
     written = writer.save(ws, origin="stop-guard")
     assert isinstance(ws.store, Store)
-    assert written.outcome is writer.Outcome.SAVED
+    assert written.outcome == writer.Outcome.SAVED
     assert repo.ref() != before
 
 
@@ -382,7 +382,7 @@ def test_kill_9_mid_save_leaves_a_sound_chain(repo: Repo, cli: Any, tmp_path: Pa
         view = repo.view.read_text()
         repo.view.write_text(re.sub(r"(?m)^- edit \d+$", f"- edit {100000 + round_}", view))
         written = writer.save(Workspace.for_hook(layout_of(repo.path)), origin="stop-guard")
-        assert written.outcome is writer.Outcome.SAVED, where
+        assert written.outcome == writer.Outcome.SAVED, where
         assert repo.view.read_bytes() == blob(repo, STATE_REF), where
         assert not (repo.path / ".git" / (STATE_REF + ".lock")).exists(), where
     assert len(chain(repo)) > 1 + 2 * 5

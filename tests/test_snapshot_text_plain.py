@@ -84,10 +84,22 @@ def date_by_pattern(text: str) -> tuple[int, int] | None:
 
 
 DATEISH = st.lists(st.sampled_from(list("@0179٣+- \t\n:Tx")), max_size=14).map("".join)
+# Digits of several scripts (`\d` takes any decimal digit), every kind of whitespace.
+DIGIT = st.sampled_from(list("0123456789٣७５"))
+SPACE = st.text(st.sampled_from(list(" \t\n\x0b\x0c\x1c\x85\u3000")), max_size=3)
+ZONED = st.builds(
+    lambda at, secs, gap, sign, zone, tail: f"{at}{secs}{gap}{sign}{zone}{tail}",
+    st.sampled_from(["", "@", "@@"]),
+    st.lists(DIGIT, min_size=0, max_size=4).map("".join),
+    SPACE,
+    st.sampled_from(["+", "-", "", "±"]),
+    st.lists(DIGIT, min_size=3, max_size=5).map("".join),
+    st.sampled_from(["", "\n", "\n\n", " "]),
+)
 
 
 @settings(max_examples=1500)
-@given(DATEISH)
+@given(st.one_of(DATEISH, ZONED))
 def test_plain_dates_as_the_pattern_read_them(text: str) -> None:
     assert snapshot_text.parse_plain_date(text) == date_by_pattern(text)
 

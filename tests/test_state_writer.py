@@ -88,7 +88,7 @@ class TestNeverArchives:
         one_step_task(cli)
         change = Patch((FinishStep(1, "checked"),))
         written = patch_uc.patch(Workspace.open(repo.path), change, origin=Origin.HOOK)
-        assert written.outcome is Outcome.SAVED and written.archived is None
+        assert written.outcome == Outcome.SAVED and written.archived is None
         assert archives(repo) == []
         assert "step 1" in repo.view.read_text()
 

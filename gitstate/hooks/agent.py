@@ -459,7 +459,7 @@ def _mark_saved(
     would load every document module to judge it again. Judging here costs little, those
     modules being loaded already. The view read back when it is valid, else `before` (another
     writer may have replaced it meanwhile: the next turn judges that)."""
-    written = view.read(layout)
+    written = _read_view(layout)  # a symlink or folder put there meanwhile: None, not a raise
     if written == before:
         view.write_valid_mark(layout, before_mark)
         return before
@@ -515,7 +515,7 @@ def step_in_progress(text: str) -> tuple[int, str] | None:
         elif line.strip():
             steps.append(line)
     for number, line in enumerate(steps, start=1):
-        # model.ITEM_RE, for the `>` marker: ^\s*-\s\[(>|&gt;)\]\s+(.*)$ on the stripped line
+        # model.item_parts, for the `>` marker: ^\s*-\s\[(>|&gt;)\]\s+(.*)$ on the stripped line
         body = line.lstrip()
         if body[:1] == "-" and body[1:2].isspace():
             for end, marker in ((5, "[>]"), (8, "[&gt;]")):

@@ -3,7 +3,8 @@
 One copy for both object writers: storage/snapshots.py (pygit2's Store) and storage/loose.py
 (the agent hooks' standard-library save). Both must build byte-identical commits from the same
 inputs (docs/hooks.md, "The hooks' own save"), so the message, the identity rules and the times
-are composed here only. Nothing heavier than `re` and `time` at import: the hooks load it.
+are composed here only. Nothing heavier than `time` at import, and no patterns: the hooks load
+it (docs/hooks.md, "Start-up cost").
 """
 
 from __future__ import annotations
