@@ -117,14 +117,18 @@ class Supervisor:
                 slot_likely=self.slot_likely,
             )
         except BaseException:
-            self._drop_first()  # the claim was not written: no agent may run unrecorded
+            self._drop_first()
             raise
         if claimed is None:
-            self._drop_first()
             return
-        self._run_round(claimed, config, agent, prompt)
+        try:
+            self._run_round(claimed, config, agent, prompt)
+        finally:
+            self._drop_first()
 
     def _drop_first(self) -> None:
+        """End the agent started with the claim if no attempt took it over (the supervisor is
+        leaving on an error or a signal): no agent outlives its supervisor unwatched."""
         first, self.first = self.first, None
         if isinstance(first, subprocess.Popen):
             lifecycle.end_group(first.pid, grace=0.0)
