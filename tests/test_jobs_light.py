@@ -156,25 +156,6 @@ def test_the_branch_tip_loose_and_packed(repo: Repo) -> None:
     assert supervisor_git.branch_tip(layout, "agy/gone") is None
 
 
-def test_uncommitted_files_as_pygit2_lists_them(repo: Repo, tmp_path: Path) -> None:
-    repo.commit("kept.txt", "a\n")
-    repo.commit("gone.txt", "b\n")
-    worktree = tmp_path / "wt"
-    repo.git("worktree", "add", "-q", str(worktree))
-    (worktree / "kept.txt").write_text("changed\n")
-    (worktree / "gone.txt").unlink()
-    (worktree / "deep" / "er").mkdir(parents=True)
-    (worktree / "deep" / "er" / "new.txt").write_text("new\n")
-    (worktree / "café é.txt").write_text("x\n")
-    (worktree / ".gitignore").write_text("*.log\n")
-    (worktree / "noise.log").write_text("ignored\n")
-    expected = ["café é.txt", ".gitignore", "deep/er/new.txt", "gone.txt", "kept.txt"]
-    assert supervisor_git.uncommitted(worktree) == sorted(expected)
-    assert records.uncommitted(worktree) == sorted(expected)
-    assert supervisor_git.uncommitted(repo.path) == []  # a main work tree: .git is a folder
-    assert supervisor_git.uncommitted(tmp_path / "nowhere") == []
-
-
 def test_the_supervisor_loads_neither_pygit2_nor_argparse(repo: Repo) -> None:
     """Its start is paid once per job; a round that commits nothing never needs pygit2."""
     probe = (

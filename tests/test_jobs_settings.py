@@ -181,6 +181,9 @@ def test_uncommitted_files_in_process_and_by_git(repo: Repo, tmp_path: Path) -> 
         # upwards and could answer for another repository.
         nested = worktree / "deep"
         assert supervisor_git.uncommitted(nested, in_process) == []
+        assert supervisor_git.uncommitted(repo.path, in_process) == []  # .git a folder: main
+        assert supervisor_git.uncommitted(tmp_path / "nowhere", in_process) == []
+    assert records.uncommitted(worktree) == expected  # as the record reads them with pygit2
     os.close(os.open(os.fsencode(worktree) + b"/bad\xff.txt", os.O_CREAT | os.O_WRONLY, 0o644))
     assert supervisor_git.uncommitted(worktree, True) == []
     assert supervisor_git.uncommitted(worktree, False) == []
