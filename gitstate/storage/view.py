@@ -458,6 +458,42 @@ def ref_tip(layout: Layout, ref: str) -> str | None:
     return value if value is not None and is_oid(value) else None
 
 
+COMMIT_LIMIT = 1024 * 1024  # a loose commit read whole to prove it one (ours are < 1 KB)
+
+
+def names_loose_commit(layout: Layout, ref: str, oid: str) -> bool:
+    """Whether `ref` (its own file, else packed-refs) names `oid`, and `oid` is a whole loose
+    commit: the zlib stream ends, its header says `commit <size>` and the body is that size.
+    What Store.tip accepts, proven without loading pygit2 (sync checks each chain so before a
+    push). False proves nothing: a packed object, a symbolic ref, a blob, a damaged file; the
+    caller then asks Store.tip, which says what is wrong (docs/exit-codes.md)."""
+    if ref_tip(layout, ref) != oid:
+        return False
+    path = os.path.join(layout.commondir, "objects", oid[:2], oid[2:])
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(COMMIT_LIMIT + 1)
+    except OSError:
+        return False
+    import zlib
+
+    stream = zlib.decompressobj()
+    try:
+        data = stream.decompress(raw, COMMIT_LIMIT + 64)
+    except zlib.error:
+        return False
+    head, sep, body = data.partition(b"\0")
+    kind, _, size = head.partition(b" ")
+    return (
+        stream.eof
+        and not stream.unused_data
+        and bool(sep)
+        and kind == b"commit"
+        and size.isdigit()
+        and int(size) == len(body)
+    )
+
+
 def tip_state(layout: Layout, limit: int = LIMIT) -> tuple[str, str | None, bytes] | None:
     """The chain's tip as (commit, author ident, its STATE.md), read with `git cat-file`; None
     with no tip, no STATE.md blob in it, or one over `limit` bytes (never read whole)."""

@@ -153,8 +153,15 @@ def bring_chain(
     What the remote sent is checked first (`trust`: this person's own chain; None: a
     teammate's asked for with --from); a copy that fails is `skipped`, with the reason."""
     local, remote = listing.get(local_ref), listing.get(remote_ref)
-    if local is not None and ws.layout.gitdir.is_dir():
-        ws.store.tip(local_ref)  # a damaged ref stops sync before a push (docs/exit-codes.md)
+    # A damaged ref stops sync before a push (docs/exit-codes.md). A ref that plainly names a
+    # whole loose commit is proven so without pygit2 (its import is most of a sync's own cost);
+    # anything else is Store.tip's to judge, and to name.
+    if (
+        local is not None
+        and ws.layout.gitdir.is_dir()
+        and not view.names_loose_commit(ws.place, local_ref, local)
+    ):
+        ws.store.tip(local_ref)
     if remote is None:
         return ChainResult(local_ref, "ahead" if local else "up-to-date", local)
     if local == remote:
