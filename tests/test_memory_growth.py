@@ -186,8 +186,10 @@ class TestAutoPack:
         packs = _packs(layout.path)
         assert packs, "no repack ever ran"
         # Packs are merged as they pile up (the smallest third of the bytes, each at least twice
-        # the next smaller), so a few of the repacks' packs (here up to ~40) remain.
-        assert len(packs) <= 7
+        # the next smaller), so a few of the repacks' packs remain: 4 on a quiet machine, 9 seen
+        # on a busy one (a write that finds a repack running leaves its objects to the next).
+        # Without the merge step these writes leave about 25 packs, one per repack.
+        assert len(packs) <= 12
         # Without packing the brain would hold 450 loose objects (a blob, the root, the commit).
         assert _loose(layout.path) <= 200
         assert _tip_files(Brain.open())["USER.md"].count("- fact number") == 150
