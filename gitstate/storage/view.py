@@ -364,23 +364,34 @@ def same_but_title(a: bytes, b: bytes) -> bool:
     return a.partition(b"\n")[2] == b.partition(b"\n")[2] and a[:2] == b[:2] == b"# "
 
 
-def _loose_blob(layout: Layout, oid: str, limit: int) -> bytes | None:
-    """A loose blob's content when it is at most `limit` bytes, else None."""
+def _inflate(layout: Layout, oid: str, read: int, out: int) -> tuple[bytes, bool] | None:
+    """A loose object's inflated start (at most `out` bytes, from at most `read` bytes of its
+    file; -1: the whole file), and whether that was the whole object (its zlib stream ended,
+    nothing after it); None when it is not loose or not zlib."""
     if len(oid) not in (40, 64) or not all(c in "0123456789abcdef" for c in oid):
         return None
     path = os.path.join(layout.commondir, "objects", oid[:2], oid[2:])
     try:
         with open(path, "rb") as handle:
-            raw = handle.read()
+            raw = handle.read(read)
     except OSError:
         return None
     import zlib
 
+    stream = zlib.decompressobj()
     try:
-        data = zlib.decompressobj().decompress(raw, limit + 64)
+        data = stream.decompress(raw, out)
     except zlib.error:
         return None
-    head, sep, body = data.partition(b"\0")
+    return data, stream.eof and not stream.unused_data
+
+
+def _loose_blob(layout: Layout, oid: str, limit: int) -> bytes | None:
+    """A loose blob's content when it is at most `limit` bytes, else None."""
+    found = _inflate(layout, oid, -1, limit + 64)
+    if found is None:
+        return None
+    head, sep, body = found[0].partition(b"\0")
     if not sep or head != b"blob %d" % len(body):
         return None  # not a blob, or longer than the view by more than `limit` allows
     return body
@@ -409,21 +420,10 @@ def commit_author(layout: Layout, commit: str) -> str | None:
 
 def _loose_object(layout: Layout, oid: str, limit: int) -> bytes | None:
     """The start (at most `limit` bytes) of a loose commit's body, or None."""
-    if len(oid) not in (40, 64) or not all(c in "0123456789abcdef" for c in oid):
+    found = _inflate(layout, oid, limit, limit)
+    if found is None:
         return None
-    path = os.path.join(layout.commondir, "objects", oid[:2], oid[2:])
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(limit)
-    except OSError:
-        return None
-    import zlib
-
-    try:
-        data = zlib.decompressobj().decompress(raw, limit)
-    except zlib.error:
-        return None
-    head, sep, body = data.partition(b"\0")
+    head, sep, body = found[0].partition(b"\0")
     if not sep or not head.startswith(b"commit "):
         return None
     return body
@@ -469,29 +469,13 @@ def names_loose_commit(layout: Layout, ref: str, oid: str) -> bool:
     caller then asks Store.tip, which says what is wrong (docs/exit-codes.md)."""
     if ref_tip(layout, ref) != oid:
         return False
-    path = os.path.join(layout.commondir, "objects", oid[:2], oid[2:])
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(COMMIT_LIMIT + 1)
-    except OSError:
+    found = _inflate(layout, oid, COMMIT_LIMIT + 1, COMMIT_LIMIT + 64)
+    if found is None:
         return False
-    import zlib
-
-    stream = zlib.decompressobj()
-    try:
-        data = stream.decompress(raw, COMMIT_LIMIT + 64)
-    except zlib.error:
-        return False
+    data, whole = found
     head, sep, body = data.partition(b"\0")
     kind, _, size = head.partition(b" ")
-    return (
-        stream.eof
-        and not stream.unused_data
-        and bool(sep)
-        and kind == b"commit"
-        and size.isdigit()
-        and int(size) == len(body)
-    )
+    return whole and bool(sep) and kind == b"commit" and size.isdigit() and int(size) == len(body)
 
 
 def tip_state(layout: Layout, limit: int = LIMIT) -> tuple[str, str | None, bytes] | None:
