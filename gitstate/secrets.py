@@ -232,6 +232,8 @@ _ASSIGN_REST = (
     r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n]){0,512})\\\"|\"(?P<dq>[^\"\n]{0,512})\""
     r"|'(?P<sq>[^'\n]{0,512})'|(?P<b>(?:[^\s\"'`,;&\\]|\\(?![nrt\"\\])){1,512}))"
 )
+# The shortest value an assignment reports (_is_literal); _may_hold_value relies on it.
+_VALUE_MIN = 6
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NAME_MAX = 80
 
@@ -319,6 +321,45 @@ def _longest_run(words: str, chars: str) -> int:
 
 _NO_RUN = (0, "")
 
+# How many characters may stand between a gated finder's literal and its long run (the widest
+# its pattern allows; 0 where the run follows the literal at once). A text whose longest run is
+# long enough may hold it only in a hash or an id (the base_sha of every job record): the run
+# must also come just after the literal, in the same word (_run_after).
+_RUN_GAPS: dict[str, int] = {
+    "gh[pousr]_[a-z0-9]{36}": 2,
+    r"\.[a-z0-9_-]{6}\.[a-z0-9_-]{27}": 7,
+    "m(?:i[igh]|hcc|c4c)[a-z0-9+/]{37}": 3,
+}
+
+
+def _long_runs(words: str, chars: str) -> list[tuple[int, int]]:
+    """(start, end) in `words` of each run of _RUN_CHARS[chars] (or characters beyond ASCII)
+    at least _WORD_MIN long: a few in any text (hashes, ids), often none."""
+    marked = words.translate(_RUN_BREAKS[chars])
+    found: list[tuple[int, int]] = []
+    at = 0
+    for run in marked.split():
+        if len(run) >= _WORD_MIN:
+            # Runs are in order and every shorter one is too short to hold this one.
+            at = marked.find(run, at)
+            found.append((at, at + len(run)))
+            at += len(run)
+    return found
+
+
+def _run_after(words: str, literal: str, gap: int, need: int, runs: list[tuple[int, int]]) -> bool:
+    """Whether `literal` occurs in `words` with one of `runs` holding `need` characters that
+    start at most `gap` after its end: where a gated finder matches, its run is such a stretch."""
+    for start, end in runs:
+        # the literal ends in [start - gap, end - need]
+        if (
+            end - start >= need
+            and words.find(literal, max(0, start - gap - len(literal)), end - need) >= 0
+        ):
+            return True
+    return False
+
+
 _ALL_FINDERS = _FINDERS + tuple(
     (family, literal, p + _SEPARATOR) for family, _, literal, p in _KEYWORDS
 )
@@ -341,12 +382,17 @@ _ASSIGNMENT_FINDERS = frozenset(p + _SEPARATOR for _, _, _, p in _KEYWORDS)
 _KEYWORD_TAIL = frozenset("abcdefghijklmnopqrstuvwxyz_.-")
 
 
-def _may_assign(low: str, literal: str) -> bool:
+def _may_assign(low: str, literal: str, valued: bool = False) -> bool:
     """False when no occurrence of a keyword's `literal` can start an assignment: after it and
     the rest of its word (_KEYWORD_TAIL), past an optional backslash, quote and blanks, comes
     no `:` or `=`. A looser test than _SEPARATOR's (never False where the pattern matches),
     so a False skips compiling and running a pattern that would find nothing: "## Key data"
-    is in every English STATE.md the agent hook redacts."""
+    is in every English STATE.md the agent hook redacts.
+
+    With `valued`, an occurrence counts only if a value _is_literal could take may follow the
+    separator too (_may_hold_value): a looser test than the assignment rule's, so a False
+    means the rule reports nothing there. `"tests_passed": true` and `"input_tokens": 1`, in
+    every job record, need neither pattern nor _ASSIGN_REST compiled."""
     at = low.find(literal)
     run_end = -1  # where the last word scanned ends: an occurrence inside it ends there too
     while at >= 0:
@@ -363,11 +409,49 @@ def _may_assign(low: str, literal: str) -> bool:
             end += 1
         while end < len(low) and low[end] in " \t":
             end += 1
-        if end < len(low) and low[end] in ":=":
+        if end < len(low) and low[end] in ":=" and (not valued or _may_hold_value(low, end)):
             return True
         at = low.find(literal, at + 1)
     return False
 
+
+# What ends _ASSIGN_REST's bare value (besides blanks, which str.isspace and `\s` agree on). A
+# backslash is not here: the bare value may hold one, and counting it only makes the test looser.
+_BARE_STOPS = frozenset("\"'`,;&")
+
+
+def _may_hold_value(low: str, sep: int) -> bool:
+    """Whether _ASSIGN_REST, with its separator's first character at `sep`, may read a value
+    of _VALUE_MIN characters or more once stripped (the least _is_literal takes). Never False
+    where it does: every value lies on the separator's line after it; a bare one is a run of
+    characters that are no blank nor in _BARE_STOPS; a quoted one lies within 1024 characters
+    after its opening quote (or `\"`), and stripped it is no longer than that stretch stripped.
+    Works on the lowered line: lowering changes none of the characters tested here.
+    """
+    mark, after = low[sep], low[sep + 1 : sep + 2]
+    if (mark == ":" and after in (":", "/")) or (mark == "=" and after == "="):
+        return False  # `::`, `:/`, `==`: no separator (_SEPARATOR's look-aheads)
+    # `:=` and `=>` may also be read as `:` or `=` with the value starting at `=` or `>`.
+    starts = (sep + 1, sep + 2) if mark + after in (":=", "=>") else (sep + 1,)
+    for at in starts:
+        while at < len(low) and low[at] in " \t":
+            at += 1
+        if low.startswith(('"', "'", '\\"'), at):
+            opening = at + (2 if low[at] == "\\" else 1)
+            # 512 escapes (`\\x`, 2 characters each) at most between `\"` and `\"`
+            inside = low[opening : opening + 1024].partition("\n")[0]
+            if len(inside.strip()) >= _VALUE_MIN:
+                return True
+            continue
+        bare = low[at : at + _VALUE_MIN]
+        if len(bare) == _VALUE_MIN and not any(ch.isspace() or ch in _BARE_STOPS for ch in bare):
+            return True
+    return False
+
+
+# False only in tests (tests/test_secrets_prefilter.py): every finder is then compiled and run
+# on the whole text, and the verdicts must be the same as with the gates above.
+_GATES = True
 
 _compiled: dict[str, re.Pattern[str]] = {}
 
@@ -408,7 +492,7 @@ def _is_literal(value: str, quoted: bool, colon: bool, spaced: bool, name: str, 
     `tail` is the first non-blank character after the value on its line ("" at the end).
     """
     v = value.strip()
-    if len(v) < 6 or _is_placeholder(v):  # nothing worth guarding is that short: on, 1234
+    if len(v) < _VALUE_MIN or _is_placeholder(v):  # nothing worth guarding is that short: on, 1234
         return False
     if _rx(_NUMBER).fullmatch(v) and len(v) <= 12:
         return False
@@ -528,25 +612,32 @@ class _Scanner:
         lines: dict[int, set[str]] = {}  # line index -> families
         ends: list[int] = []  # ends[i]: offset where line i + 1 starts (built on first hit)
         words = ""  # the words long enough to hold a token (built on first use)
-        runs: dict[str, int] = {}  # the longest run in them by set (_longest_run; on first use)
+        longest: dict[str, int] = {}  # the longest run in them by set (_longest_run; on first use)
+        runs: dict[str, list[tuple[int, int]]] = {}  # their long runs by set (_long_runs)
         for family, literal, finder in _ALL_FINDERS:
             # `in` is a fast substring search that stops at the first occurrence; most
             # literals are absent, and then their pattern is never compiled or run. A
             # token is one word of 16 characters or more, so a token's literal is first
             # looked for in those words alone: a few percent of a STATE.md.
-            if family in _IN_WORDS:
+            if not _GATES:
+                pass  # every finder runs: the reference tests check the gates against
+            elif family in _IN_WORDS:
                 if not words:
                     words = " ".join(w for w in low.split() if len(w) >= _WORD_MIN) or " "
                 if literal not in words:
                     continue
                 need, chars = _LONG_RUNS.get(finder, _NO_RUN)
                 if need:
+                    if chars not in longest:
+                        longest[chars] = _longest_run(words, chars)
+                    if longest[chars] < need:
+                        continue
                     if chars not in runs:
-                        runs[chars] = _longest_run(words, chars)
-                    if runs[chars] < need:
+                        runs[chars] = _long_runs(words, chars)
+                    if not _run_after(words, literal, _RUN_GAPS.get(finder, 0), need, runs[chars]):
                         continue
             elif literal not in low or (
-                finder in _ASSIGNMENT_FINDERS and not _may_assign(low, literal)
+                finder in _ASSIGNMENT_FINDERS and not _may_assign(low, literal, valued=True)
             ):
                 continue
             search = _rx(finder).search
