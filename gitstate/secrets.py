@@ -377,6 +377,7 @@ def _tokens_by_family() -> dict[str, list[tuple[str, str, frozenset[str], str]]]
 _TOKENS_BY_FAMILY = _tokens_by_family()
 _KEYWORDS_BY_FAMILY = {family: (kind, p + _SEPARATOR) for family, kind, _, p in _KEYWORDS}
 _ASSIGNMENT_FINDERS = frozenset(p + _SEPARATOR for _, _, _, p in _KEYWORDS)
+_KEYWORD_LITERALS = tuple(dict.fromkeys(literal for _, _, literal, _ in _KEYWORDS))
 # What a keyword pattern may match after its literal (every _KEYWORDS pattern is a literal, then
 # only these characters), and what _SEPARATOR may step over before its `:` or `=`.
 _KEYWORD_TAIL = frozenset("abcdefghijklmnopqrstuvwxyz_.-")
@@ -390,9 +391,10 @@ def _may_assign(low: str, literal: str, valued: bool = False) -> bool:
     is in every English STATE.md the agent hook redacts.
 
     With `valued`, an occurrence counts only if a value _is_literal could take may follow the
-    separator too (_may_hold_value): a looser test than the assignment rule's, so a False
-    means the rule reports nothing there. `"tests_passed": true` and `"input_tokens": 1`, in
-    every job record, need neither pattern nor _ASSIGN_REST compiled."""
+    separator too (_may_hold_value): a looser test than the assignment rule's, so when it is
+    False for every keyword no assignment can be reported, and the scan runs none of their
+    finders. `"tests_passed": true` and `"input_tokens": 1`, in every job record, then need
+    neither a pattern nor _ASSIGN_REST compiled."""
     at = low.find(literal)
     run_end = -1  # where the last word scanned ends: an occurrence inside it ends there too
     while at >= 0:
@@ -614,6 +616,7 @@ class _Scanner:
         words = ""  # the words long enough to hold a token (built on first use)
         longest: dict[str, int] = {}  # the longest run in them by set (_longest_run; on first use)
         runs: dict[str, list[tuple[int, int]]] = {}  # their long runs by set (_long_runs)
+        valued: bool | None = None  # whether an assignment may be reported (on first use)
         for family, literal, finder in _ALL_FINDERS:
             # `in` is a fast substring search that stops at the first occurrence; most
             # literals are absent, and then their pattern is never compiled or run. A
@@ -636,10 +639,18 @@ class _Scanner:
                         runs[chars] = _long_runs(words, chars)
                     if not _run_after(words, literal, _RUN_GAPS.get(finder, 0), need, runs[chars]):
                         continue
-            elif literal not in low or (
-                finder in _ASSIGNMENT_FINDERS and not _may_assign(low, literal, valued=True)
-            ):
+            elif literal not in low:
                 continue
+            elif finder in _ASSIGNMENT_FINDERS:
+                if not _may_assign(low, literal):
+                    continue
+                if valued is None:
+                    # All or none: a name inside another's value is read as part of it
+                    # (`token=pwd: …` is no pwd assignment), so skipping the one finder
+                    # could make the other's rule report what it would not.
+                    valued = any(_may_assign(low, lit, valued=True) for lit in _KEYWORD_LITERALS)
+                if not valued:
+                    continue
             search = _rx(finder).search
             m = search(low)
             while m is not None:
