@@ -349,14 +349,18 @@ def _long_runs(words: str, chars: str) -> list[tuple[int, int]]:
 
 def _run_after(words: str, literal: str, gap: int, need: int, runs: list[tuple[int, int]]) -> bool:
     """Whether `literal` occurs in `words` with one of `runs` holding `need` characters that
-    start at most `gap` after its end: where a gated finder matches, its run is such a stretch."""
+    start at most `gap` after its end, in the same word: where a gated finder matches, its run
+    is such a stretch."""
+    size = len(literal)
     for start, end in runs:
-        # the literal ends in [start - gap, end - need]
-        if (
-            end - start >= need
-            and words.find(literal, max(0, start - gap - len(literal)), end - need) >= 0
-        ):
-            return True
+        if end - start < need:
+            continue
+        # the literal ends in [start - gap, end - need]; before `start`, in the run's word
+        at = words.find(literal, max(0, start - gap - size), end - need)
+        while at >= 0:
+            if at + size >= start or " " not in words[at + size : start]:
+                return True
+            at = words.find(literal, at + 1, end - need)  # at most gap + size more
     return False
 
 

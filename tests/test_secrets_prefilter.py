@@ -282,6 +282,10 @@ def test_long_runs_are_where_they_are() -> None:
     # A hash is a long run, but no ":", "." or "ac" comes just before one: no finder is run.
     assert not secrets._run_after(words, ":", 0, 35, runs)
     assert secrets._run_after("ac" + words[runs[0][0] :], "ac", 0, 32, [(0, 42)])
+    # The literal and the run in one word: "200ms" before a hash is no key body's start.
+    for text, found in (("delay=200ms " + "a" * 40, False), ("delay=200mi" + "a" * 40, True)):
+        runs = secrets._long_runs(text, "base64")
+        assert secrets._run_after(text, "m", 3, 37, runs) is found, text
 
 
 # --- what a job record compiles ----------------------------------------------------------
