@@ -9,7 +9,7 @@ The formats, the false-alarm policy and the block rule: docs/secrets.md.
 
 from __future__ import annotations
 
-from itertools import accumulate
+from itertools import accumulate, compress
 
 from gitstate.secret_formats import (
     BASE64,
@@ -309,14 +309,43 @@ _RUN_CHARS = {
     "base64": frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/"),
 }
 # Every other ASCII character ends a run; a character beyond ASCII is kept (a looser test).
+# The runs are read in the words' UTF-8 (a bytes translate is some fifty times faster than a
+# str one on a text with CJK): a character beyond ASCII is then 2 to 4 bytes of a run, which
+# only makes the test looser, and a match's own characters are ASCII, so its distances hold.
 _RUN_BREAKS = {
-    name: {c: " " for c in range(128) if chr(c) not in chars} for name, chars in _RUN_CHARS.items()
+    name: bytes(32 if c < 128 and chr(c) not in chars else c for c in range(256))
+    for name, chars in _RUN_CHARS.items()
 }
+
+
+class _Runs:
+    """The runs of one set of _RUN_CHARS (or bytes beyond ASCII) in the long words' UTF-8: the
+    longest, and where those of _WORD_MIN or more are (on first use)."""
+
+    __slots__ = ("_found", "lengths", "longest")
+
+    def __init__(self, data: bytes, chars: str) -> None:
+        # Every other ASCII character becomes a blank (the words hold no other white space),
+        # so piece i starts at the sum of the lengths before it, plus one blank each.
+        self.lengths = list(map(len, data.translate(_RUN_BREAKS[chars]).split(b" ")))
+        self.longest = max(self.lengths)
+        self._found: list[tuple[int, int]] | None = None
+
+    def long(self) -> list[tuple[int, int]]:
+        """(start, end) in the data of each run of _WORD_MIN or more: a few in any text
+        (hashes, ids), often none."""
+        if self._found is None:
+            starts = accumulate(map((1).__add__, self.lengths), initial=0)
+            long = map(_WORD_MIN.__le__, self.lengths)
+            self._found = [
+                (at, at + n) for at, n in compress(zip(starts, self.lengths, strict=False), long)
+            ]
+        return self._found
 
 
 def _longest_run(words: str, chars: str) -> int:
     """The longest run of _RUN_CHARS[chars] (or characters beyond ASCII) in `words`."""
-    return max(map(len, words.translate(_RUN_BREAKS[chars]).split()), default=0)
+    return _Runs(words.encode("utf-8", "surrogatepass"), chars).longest
 
 
 _NO_RUN = (0, "")
@@ -332,35 +361,22 @@ _RUN_GAPS: dict[str, int] = {
 }
 
 
-def _long_runs(words: str, chars: str) -> list[tuple[int, int]]:
-    """(start, end) in `words` of each run of _RUN_CHARS[chars] (or characters beyond ASCII)
-    at least _WORD_MIN long: a few in any text (hashes, ids), often none."""
-    marked = words.translate(_RUN_BREAKS[chars])
-    found: list[tuple[int, int]] = []
-    at = 0
-    for run in marked.split():
-        if len(run) >= _WORD_MIN:
-            # Runs are in order and every shorter one is too short to hold this one.
-            at = marked.find(run, at)
-            found.append((at, at + len(run)))
-            at += len(run)
-    return found
-
-
-def _run_after(words: str, literal: str, gap: int, need: int, runs: list[tuple[int, int]]) -> bool:
-    """Whether `literal` occurs in `words` with one of `runs` holding `need` characters that
-    start at most `gap` after its end, in the same word: where a gated finder matches, its run
-    is such a stretch."""
+def _run_after(
+    data: bytes, literal: bytes, gap: int, need: int, runs: list[tuple[int, int]]
+) -> bool:
+    """Whether `literal` occurs in the words' UTF-8 `data` with one of `runs` holding `need`
+    characters that start at most `gap` after its end, in the same word: where a gated finder
+    matches, its run is such a stretch."""
     size = len(literal)
     for start, end in runs:
         if end - start < need:
             continue
         # the literal ends in [start - gap, end - need]; before `start`, in the run's word
-        at = words.find(literal, max(0, start - gap - size), end - need)
+        at = data.find(literal, max(0, start - gap - size), end - need)
         while at >= 0:
-            if at + size >= start or " " not in words[at + size : start]:
+            if at + size >= start or b" " not in data[at + size : start]:
                 return True
-            at = words.find(literal, at + 1, end - need)  # at most gap + size more
+            at = data.find(literal, at + 1, end - need)  # at most gap + size more
     return False
 
 
@@ -618,8 +634,8 @@ class _Scanner:
         lines: dict[int, set[str]] = {}  # line index -> families
         ends: list[int] = []  # ends[i]: offset where line i + 1 starts (built on first hit)
         words = ""  # the words long enough to hold a token (built on first use)
-        longest: dict[str, int] = {}  # the longest run in them by set (_longest_run; on first use)
-        runs: dict[str, list[tuple[int, int]]] = {}  # their long runs by set (_long_runs)
+        data = b""  # their UTF-8, for the runs (on first use)
+        runs: dict[str, _Runs] = {}  # the runs in them by set (on first use)
         valued: bool | None = None  # whether an assignment may be reported (on first use)
         for family, literal, finder in _ALL_FINDERS:
             # `in` is a fast substring search that stops at the first occurrence; most
@@ -635,13 +651,13 @@ class _Scanner:
                     continue
                 need, chars = _LONG_RUNS.get(finder, _NO_RUN)
                 if need:
-                    if chars not in longest:
-                        longest[chars] = _longest_run(words, chars)
-                    if longest[chars] < need:
-                        continue
                     if chars not in runs:
-                        runs[chars] = _long_runs(words, chars)
-                    if not _run_after(words, literal, _RUN_GAPS.get(finder, 0), need, runs[chars]):
+                        data = data or words.encode("utf-8", "surrogatepass")
+                        runs[chars] = _Runs(data, chars)
+                    if runs[chars].longest < need:
+                        continue
+                    gap = _RUN_GAPS.get(finder, 0)
+                    if not _run_after(data, literal.encode(), gap, need, runs[chars].long()):
                         continue
             elif literal not in low:
                 continue

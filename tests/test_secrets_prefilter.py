@@ -268,24 +268,36 @@ def test_run_after_is_never_false_where_a_gated_finder_matches() -> None:
                 continue
             matched += 1
             words = " ".join(w for w in low.split() if len(w) >= secrets._WORD_MIN)
-            runs = secrets._long_runs(words, chars)
+            data = words.encode("utf-8", "surrogatepass")
+            runs = secrets._Runs(data, chars).long()
             gap = secrets._RUN_GAPS.get(finder, 0)
-            assert secrets._run_after(words, literals[finder], gap, need, runs), (finder, low)
+            literal = literals[finder].encode()
+            assert secrets._run_after(data, literal, gap, need, runs), (finder, low)
     assert matched > 1000
 
 
 def test_long_runs_are_where_they_are() -> None:
-    words = "tests/test_x.py::test_y 0123456789abcdef0123456789abcdef01234567 a.b/c"
-    runs = secrets._long_runs(words, "token")
-    assert [words[s:e] for s, e in runs] == ["0123456789abcdef0123456789abcdef01234567"]
-    assert runs[0][0] == words.index("0123")
+    data = b"tests/test_x.py::test_y 0123456789abcdef0123456789abcdef01234567 a.b/c"
+    runs = secrets._Runs(data, "token").long()
+    assert [data[s:e] for s, e in runs] == [b"0123456789abcdef0123456789abcdef01234567"]
+    assert runs[0][0] == data.index(b"0123")
     # A hash is a long run, but no ":", "." or "ac" comes just before one: no finder is run.
-    assert not secrets._run_after(words, ":", 0, 35, runs)
-    assert secrets._run_after("ac" + words[runs[0][0] :], "ac", 0, 32, [(0, 42)])
+    assert not secrets._run_after(data, b":", 0, 35, runs)
+    assert secrets._run_after(b"ac" + data[runs[0][0] :], b"ac", 0, 32, [(0, 42)])
     # The literal and the run in one word: "200ms" before a hash is no key body's start.
-    for text, found in (("delay=200ms " + "a" * 40, False), ("delay=200mi" + "a" * 40, True)):
-        runs = secrets._long_runs(text, "base64")
-        assert secrets._run_after(text, "m", 3, 37, runs) is found, text
+    for text, found in ((b"delay=200ms " + b"a" * 40, False), (b"delay=200mi" + b"a" * 40, True)):
+        runs = secrets._Runs(text, "base64").long()
+        assert secrets._run_after(text, b"m", 3, 37, runs) is found, text
+    # Beyond ASCII, a character is its UTF-8 bytes: runs are longer, never shorter, and a lone
+    # surrogate (a file name read with surrogateescape) is no error.
+    cjk = "重構資料庫連線池".encode()
+    assert secrets._Runs(cjk, "token").longest == len(cjk) == 24
+    assert secrets.scan("x" * 20 + "\udcff" + "y" * 20 + " s." + "a" * 24) == []
+
+
+def test_every_gated_literal_is_ascii() -> None:
+    # _run_after reads the words' UTF-8: a literal's bytes must be its characters.
+    assert all(lit.isascii() for fam, lit, _ in secrets._ALL_FINDERS if fam in secrets._IN_WORDS)
 
 
 # --- what a job record compiles ----------------------------------------------------------
