@@ -344,7 +344,8 @@ class _Runs:
 
 
 def _longest_run(words: str, chars: str) -> int:
-    """The longest run of _RUN_CHARS[chars] (or characters beyond ASCII) in `words`."""
+    """The longest run of _RUN_CHARS[chars] in `words`, a character beyond ASCII counting as
+    its UTF-8 bytes (as in _Runs: never shorter than the run in characters)."""
     return _Runs(words.encode("utf-8", "surrogatepass"), chars).longest
 
 
@@ -447,7 +448,8 @@ def _may_hold_value(low: str, sep: int) -> bool:
     of _VALUE_MIN characters or more once stripped (the least _is_literal takes). Never False
     where it does: every value lies on the separator's line after it; a bare one is a run of
     characters that are no blank nor in _BARE_STOPS; a quoted one lies within 1024 characters
-    after its opening quote (or `\"`), and stripped it is no longer than that stretch stripped.
+    after its opening quote (or escaped quote), and stripped it is no longer than that stretch
+    stripped.
     Works on the lowered line: lowering changes none of the characters tested here.
     """
     mark, after = low[sep], low[sep + 1 : sep + 2]
