@@ -42,12 +42,22 @@ class Store:
     def __init__(self, layout: Layout, repo: pygit2.Repository | None = None) -> None:
         self.layout = layout
         self.repo = repo if repo is not None else pygit2.Repository(str(layout.gitdir))
+        self._repo_config: pygit2.Config | None = None
+
+    @property
+    def config(self) -> pygit2.Config:
+        """The repository's config, one wrapper for this store's life. `repo.config` makes a new
+        Python wrapper at every use (≈ 12 µs of each ≈ 18 µs lookup) around the same libgit2
+        object, which reads its files as it always does: holding it changes no value read."""
+        if self._repo_config is None:
+            self._repo_config = self.repo.config
+        return self._repo_config
 
     # ---- identity -------------------------------------------------------------------------
 
     def signature(self, kind: str = "COMMITTER") -> pygit2.Signature:
         """Like git: GIT_<KIND>_NAME/EMAIL/DATE, then user.name/email; lenient when unset."""
-        config = self.repo.config
+        config = self.config
         name = os.environ.get(f"GIT_{kind}_NAME") or _config_str(config, "user.name")
         email = os.environ.get(f"GIT_{kind}_EMAIL") or _config_str(config, "user.email")
         seconds, offset = when(kind)
@@ -324,7 +334,7 @@ class Store:
 
     def _signs(self) -> bool:
         try:
-            return bool(self.repo.config.get_bool("commit.gpgsign"))
+            return bool(self.config.get_bool("commit.gpgsign"))
         except (KeyError, pygit2.GitError, ValueError):
             return False
 
@@ -418,12 +428,12 @@ class Store:
         return reason
 
     def set_config(self, key: str, value: str) -> None:
-        self.repo.config[key] = value
+        self.config[key] = value
 
     def config_value(self, key: str) -> str | None:
         # `git -c` values win over every file, as in git (libgit2 does not read them).
         given = cmdconfig.value(key)
-        return given if given is not None else _config_str(self.repo.config, key)
+        return given if given is not None else _config_str(self.config, key)
 
 
 def _config_str(config: pygit2.Config, key: str) -> str | None:
