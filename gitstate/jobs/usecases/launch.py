@@ -58,10 +58,12 @@ def start(
     cwd: str,
     preset: supervisor_git.Preset | None = None,
     slot_likely: bool = False,
+    handed: supervise.Handed | None = None,
 ) -> Started:
     """Start the supervisor of `job`'s round `round_no`, handing it the locked `fd`, and to a
     fork the settings this process read (`preset`: a fresh interpreter reads them itself) and
-    whether a slot was free when it queued the job (`slot_likely`)."""
+    whether a slot was free when it queued the job (`slot_likely`), and the config it loaded
+    from `preset` and the prompt it wrote (`handed`)."""
     _reap()
     argv = ["--repo", str(layout.commondir), "--job", job.id, "--round", str(round_no)]
     argv += ["--lock-fd", str(fd)]
@@ -71,7 +73,7 @@ def start(
         except OSError:
             pid = -1  # no memory or no process slot for a copy: the interpreter may still start
         if pid == 0:
-            _child(job, fd, cwd, argv, preset, slot_likely)  # never returns
+            _child(job, fd, cwd, argv, preset, slot_likely, handed)  # never returns
         if pid > 0:
             _forked.add(pid)
             return Started(pid, forked=True)
@@ -106,6 +108,7 @@ def _child(
     argv: list[str],
     preset: supervisor_git.Preset | None,
     slot_likely: bool,
+    handed: supervise.Handed | None,
 ) -> NoReturn:
     """The forked supervisor: made to look like a fresh one, then supervise.main; never
     returns into the caller's code, whatever happens."""
@@ -126,7 +129,7 @@ def _child(
         os.chdir(cwd)
         if not _retitle(f"agy-state supervisor {job.id} round {argv[argv.index('--round') + 1]}"):
             _exec(fd, argv)  # the caller's command line (a --text plan) must not stay on show
-        code = supervise.main(argv, preset, slot_likely)
+        code = supervise.main(argv, preset, slot_likely, handed)
     except BaseException as exc:  # a child must not unwind into its parent's code
         with contextlib.suppress(BaseException):  # nothing is left to tell it to
             os.write(2, f"supervisor: {type(exc).__name__}: {exc}\n".encode(errors="replace"))

@@ -24,7 +24,7 @@ from gitstate.jobs.document.config import JobConfig
 from gitstate.jobs.storage import files as jobfiles
 from gitstate.jobs.storage import records, supervisor_git
 from gitstate.jobs.storage.files import JobFiles
-from gitstate.jobs.usecases import launch, lifecycle, queue
+from gitstate.jobs.usecases import launch, lifecycle, queue, supervise
 from gitstate.jobs.usecases.lifecycle import Meta
 from gitstate.storage import abbrev, view
 from gitstate.storage.layout import Layout
@@ -166,7 +166,8 @@ def run(
         "feedback": None,
         "queue_seq": None,
     }
-    return _enqueue(layout, job, meta, config, preset, warnings, fresh=True)
+    handed = supervise.Handed(config, prompt)
+    return _enqueue(layout, job, meta, config, preset, handed, warnings, fresh=True)
 
 
 def feedback(layout: Layout, job_id: str, message: str) -> Submitted:
@@ -227,7 +228,10 @@ def feedback(layout: Layout, job_id: str, message: str) -> Submitted:
         )
         return current
 
-    return _enqueue(layout, job, meta, config, preset, tuple(warnings), fresh=False, change=requeue)
+    handed = supervise.Handed(config, prompt)
+    return _enqueue(
+        layout, job, meta, config, preset, handed, tuple(warnings), fresh=False, change=requeue
+    )
 
 
 def _enqueue(
@@ -236,6 +240,7 @@ def _enqueue(
     meta: Meta,
     config: JobConfig,
     preset: supervisor_git.Preset,
+    handed: supervise.Handed,
     warnings: tuple[str, ...],
     fresh: bool,
     change: Any = None,
@@ -257,7 +262,14 @@ def _enqueue(
         for orphan in orphans:
             lifecycle.finish_orphan(layout, orphan)
         started = launch.start(
-            layout, job, current["round"], fd, str(current["project"]), preset, place is None
+            layout,
+            job,
+            current["round"],
+            fd,
+            str(current["project"]),
+            preset,
+            place is None,
+            handed,
         )
     except BaseException:
         if fresh:

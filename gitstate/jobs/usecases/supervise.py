@@ -44,6 +44,15 @@ def _terminate(signum: int, frame: Any) -> None:
     raise Terminated(signum)
 
 
+class Handed(NamedTuple):
+    """What a forking submitter hands its supervisor besides the settings (Preset): the job
+    config it loaded from them and the round's prompt it wrote a moment before — both in this
+    process's memory already, so the fork neither loads nor reads them again."""
+
+    config: JobConfig
+    prompt: str
+
+
 class Supervisor:
     def __init__(
         self,
@@ -52,6 +61,7 @@ class Supervisor:
         round_no: int,
         preset: supervisor_git.Preset | None = None,
         slot_likely: bool = False,
+        handed: Handed | None = None,
     ) -> None:
         self.layout = layout
         self.job: JobFiles = jobfiles.files(layout, job_id)
@@ -68,6 +78,7 @@ class Supervisor:
         # it could not start); _run_round takes it over.
         self.first: subprocess.Popen[bytes] | OSError | None = None
         self.slot_likely = slot_likely  # the submitter saw a slot free: no doorbell at first
+        self.handed = handed  # what a forking submitter built from `preset` and wrote
 
     def run(self) -> None:
         meta = jobfiles.read_json(self.job.meta)
@@ -90,7 +101,10 @@ class Supervisor:
                 {"type": "queued", "running": standing.running, "queued_ahead": standing.ahead},
             )
 
-        agent, prompt = configured(config), self.job.prompt.read_text(encoding="utf-8")
+        prompt = self.handed.prompt if self.handed else None
+        if prompt is None:
+            prompt = self.job.prompt.read_text(encoding="utf-8")
+        agent = configured(config)
 
         def start_first(claimed: Meta) -> None:
             """In the pass that claims the slot, under the queue lock: the first attempt's
@@ -136,6 +150,8 @@ class Supervisor:
 
     def _config(self) -> JobConfig:
         """The start's settings: read once, for the settings and the record (or handed over)."""
+        if self.handed is not None and self.git_settings is not None:
+            return self.handed.config  # loaded from these very settings by the submitter
         if self.git_settings is None:
             self.git_settings = supervisor_git.settings(self.layout)
         return config_mod.load(supervisor_git.config_reader(self.layout, self.git_settings))
@@ -408,9 +424,11 @@ def main(
     argv: list[str] | None = None,
     preset: supervisor_git.Preset | None = None,
     slot_likely: bool = False,
+    handed: Handed | None = None,
 ) -> int:
     """The supervisor's process; `preset`: the settings a forking submitter read already;
-    `slot_likely`: that submitter found a slot free (queue.wait_for_slot)."""
+    `slot_likely`: that submitter found a slot free (queue.wait_for_slot); `handed`: the
+    config it loaded from `preset` and the prompt it wrote."""
     args = _parse(sys.argv[1:] if argv is None else argv)
     os.set_inheritable(args.lock_fd, False)  # agents must not keep the supervisor "alive"
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
@@ -419,7 +437,7 @@ def main(
     layout = Layout(None, common, common, None)
     supervisor: Supervisor | None = None
     try:
-        supervisor = Supervisor(layout, args.job, args.round, preset, slot_likely)
+        supervisor = Supervisor(layout, args.job, args.round, preset, slot_likely, handed)
         supervisor.run()
     except Terminated:
         return EXIT_TERMINATED
