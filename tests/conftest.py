@@ -13,6 +13,7 @@ import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -160,10 +161,27 @@ def empty_repo(git_repo: Any, hermetic: Path, monkeypatch: pytest.MonkeyPatch) -
     yield repo
 
 
+def initial_commit(path: Path) -> str:
+    """`git add README && git commit -m initial` done in process with libgit2: the same blob,
+    tree, commit (byte for byte: the fixed author and date), index entry and reflog line as
+    git's, without three git processes per test that asks for `repo` (a third of the suite).
+    tests/test_fixtures.py holds it to what git itself makes."""
+    (path / "README").write_text("readme\n")
+    git = pygit2.Repository(str(path))
+    git.index.add("README")
+    git.index.write()
+    when = int(datetime.fromisoformat(AUTHOR_DATE).timestamp())
+    who = pygit2.Signature("A U Thor", "author@example.com", when, 0)
+    tree = git.index.write_tree()
+    commit = str(git.create_commit("HEAD", who, who, "initial\n", tree, []))
+    (path / ".git" / "COMMIT_EDITMSG").write_text("initial\n")  # as git commit leaves it
+    return commit
+
+
 @pytest.fixture
 def repo(empty_repo: Repo) -> Repo:
-    """A repository on branch main with one commit."""
-    empty_repo.commit("README", "readme\n", "initial")
+    """A repository on branch main with one commit (README, "initial")."""
+    initial_commit(empty_repo.path)
     return empty_repo
 
 

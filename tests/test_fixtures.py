@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest_git
 
+from tests.conftest import Repo
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # A pytest without `yield_fixture`, as pytest 10 will be, running the test below (and only it).
@@ -40,3 +42,22 @@ def test_the_suite_runs_on_a_pytest_without_yield_fixture() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
+
+
+def test_repo_holds_what_git_add_and_commit_make(repo: Repo, tmp_path: Path) -> None:
+    """`repo` makes its first commit with libgit2 (tests/conftest.py, initial_commit); here git
+    makes the same one in a twin, and every file git keeps for it must read alike."""
+    twin = tmp_path / "twin"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(twin)], check=True)
+    (twin / "README").write_text("readme\n")
+    Repo(twin).git("add", "README")
+    Repo(twin).git("commit", "-q", "-m", "initial")
+    for each in (repo, Repo(twin)):
+        assert each.git("status", "--porcelain", "--ignored") == ""
+        assert each.git("diff-files") == ""  # plumbing: the index's stat data holds as is
+        assert each.git("fsck", "--strict", "--no-dangling") == ""
+    for name in ("HEAD", "COMMIT_EDITMSG", "logs/HEAD", "logs/refs/heads/main"):
+        assert (repo.path / ".git" / name).read_text() == (twin / ".git" / name).read_text()
+    assert repo.git("rev-parse", "HEAD") == Repo(twin).git("rev-parse", "HEAD")
+    assert repo.git("ls-files", "-s") == Repo(twin).git("ls-files", "-s")
+    assert repo.git("for-each-ref") == Repo(twin).git("for-each-ref")
