@@ -156,7 +156,9 @@ class Repo:
 def empty_repo(git_repo: Any, hermetic: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
     """A repository with no commit yet; the current directory is its work tree."""
     repo = Repo(Path(git_repo.workspace))
-    repo.git("symbolic-ref", "HEAD", "refs/heads/main")
+    # What `git symbolic-ref HEAD refs/heads/main` writes on an unborn branch, one git process
+    # fewer per test (tests/test_fixtures.py holds it to git's).
+    (repo.path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     monkeypatch.chdir(repo.path)
     yield repo
 

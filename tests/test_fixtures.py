@@ -61,3 +61,17 @@ def test_repo_holds_what_git_add_and_commit_make(repo: Repo, tmp_path: Path) -> 
     assert repo.git("rev-parse", "HEAD") == Repo(twin).git("rev-parse", "HEAD")
     assert repo.git("ls-files", "-s") == Repo(twin).git("ls-files", "-s")
     assert repo.git("for-each-ref") == Repo(twin).git("for-each-ref")
+
+
+def test_empty_repo_holds_what_git_symbolic_ref_makes(empty_repo: Repo, tmp_path: Path) -> None:
+    twin = Repo(tmp_path / "twin")
+    subprocess.run(["git", "init", "-q", str(twin.path)], check=True)
+    twin.git("symbolic-ref", "HEAD", "refs/heads/main")
+    assert empty_repo.git("symbolic-ref", "HEAD") == "refs/heads/main\n"
+    for name in ("HEAD", "config"):
+        assert (empty_repo.path / ".git" / name).read_bytes() == (
+            twin.path / ".git" / name
+        ).read_bytes()
+    assert sorted(p.name for p in (empty_repo.path / ".git").iterdir()) == sorted(
+        p.name for p in (twin.path / ".git").iterdir()
+    )
