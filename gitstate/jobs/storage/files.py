@@ -144,8 +144,22 @@ def write_bytes(path: Path, data: bytes) -> None:
     private.write_file(path, data)
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def dumps_pretty(value: Any) -> str:
+    """`value` as JSON with a dict's top-level keys one per line (two-space indent) and each
+    value on one line. json.dumps with indent runs Python's pure-Python encoder (the C encoder
+    only serves indent=None): ~0.1-0.2 ms per meta.json write, 4+ writes per job; this keeps
+    a readable layout with the C encoder (docs/jobs.md)."""
+    if not isinstance(value, dict) or not value:
+        return _ENCODE(value)
+    lines = [f"  {_ENCODE(str(key))}: {_ENCODE(item)}" for key, item in value.items()]
+    return "{\n" + ",\n".join(lines) + "\n}"
+
+
 def write_json(path: Path, value: Any) -> None:
-    write_bytes(path, (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode())
+    write_bytes(path, (dumps_pretty(value) + "\n").encode())
 
 
 def read_json(path: Path | str) -> Any:
